@@ -1,1 +1,62 @@
-export default async function setup(): Promise<void> {}
+import { existsSync } from 'node:fs';
+import type { TestProject } from 'vitest/node';
+import { startFerretDb, startRedisServer } from './processes.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mongoUrl: string;
+    redisUrl: string;
+  }
+}
+
+/** Uses MONGO_URL / REDIS_URL when given; else testcontainers when a container runtime runs; else local servers. */
+async function containerRuntimeAvailable(): Promise<boolean> {
+  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await Promise.race([
+      getContainerRuntimeClient(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no runtime')), 5_000)),
+    ]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const stops: Array<() => Promise<void>> = [];
+  let mongoUrl = process.env.MONGO_URL;
+  let redisUrl = process.env.REDIS_URL;
+  const containers = (!mongoUrl || !redisUrl) && (await containerRuntimeAvailable());
+
+  if (!mongoUrl) {
+    if (containers) {
+      const { MongoDBContainer } = await import('@testcontainers/mongodb');
+      const mongo = await new MongoDBContainer('mongo:8').start();
+      mongoUrl = mongo.getConnectionString();
+      stops.push(async () => void (await mongo.stop()));
+    } else {
+      const ferret = await startFerretDb();
+      mongoUrl = ferret.url;
+      stops.push(ferret.stop);
+    }
+  }
+  if (!redisUrl) {
+    if (containers) {
+      const { RedisContainer } = await import('@testcontainers/redis');
+      const redis = await new RedisContainer('redis:7').start();
+      redisUrl = redis.getConnectionUrl();
+      stops.push(async () => void (await redis.stop()));
+    } else {
+      const redis = await startRedisServer();
+      redisUrl = redis.url;
+      stops.push(redis.stop);
+    }
+  }
+  project.provide('mongoUrl', mongoUrl);
+  project.provide('redisUrl', redisUrl);
+  return async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+}

@@ -1,0 +1,44 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { ZodType } from 'zod';
+import type { Config } from '../config.js';
+import type { Clock } from '../auth/tokens.js';
+import { registerErrorHandling } from './error-handler.js';
+import authPlugin from './plugins/auth.js';
+import docsPlugin from './plugins/docs.js';
+import metricsPlugin from './plugins/metrics.js';
+import servicesPlugin from './plugins/services.js';
+import tenancyPlugin from './plugins/tenancy.js';
+import graphqlRoutes from './routes/graphql.js';
+import healthRoutes from './routes/health.js';
+import dataImportRoutes from './routes/data-import/index.js';
+
+export type AppOptions = { config: Config; clock?: Clock };
+
+/** The whole API as one plugin: dependencies, docs, error handling and routes. It does not listen. */
+export default fp<AppOptions>(
+  async (app: FastifyInstance, opts) => {
+    // Bodies are validated in handlers by the domain validators, which report every error with its path;
+    // route schemas still describe bodies for the OpenAPI document. Params and querystrings use zod here.
+    app.setValidatorCompiler<ZodType>((req) =>
+      req.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(req),
+    );
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    registerErrorHandling(app);
+
+    app.addHook('onSend', async (request, reply) => {
+      reply.header('x-request-id', request.id);
+    });
+
+    await app.register(servicesPlugin, { config: opts.config, clock: opts.clock });
+    if (opts.config.METRICS_ENABLED) await app.register(metricsPlugin);
+    await app.register(docsPlugin);
+    await app.register(authPlugin);
+    await app.register(tenancyPlugin);
+    await app.register(healthRoutes);
+    await app.register(graphqlRoutes);
+    await app.register(dataImportRoutes, { prefix: '/v1/data-import' });
+  },
+  { name: 'app' },
+);

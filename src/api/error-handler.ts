@@ -1,0 +1,55 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError } from './errors.js';
+
+type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
+
+function fieldPath(instancePath: string | undefined, context: string): string {
+  const path = (instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+  return path || context;
+}
+
+/** Maps Fastify's own errors (parsing, limits, querystring validation) onto the documented codes. */
+function fromFastifyError(err: FastifyError): ApiError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('parse_error');
+    case 'FST_ERR_VALIDATION': {
+      const issues = (err.validation ?? []) as ValidationIssue[];
+      return new ApiError('request_failed_validation', {
+        errors: issues.map((i) => ({
+          detail: i.message ?? 'Invalid value.',
+          code: 'invalid',
+          attr: fieldPath(i.instancePath, err.validationContext ?? 'request'),
+        })),
+      });
+    }
+  }
+  // The JSON parser throws a plain SyntaxError (with statusCode 400) for bad JSON and prototype poisoning.
+  if (err instanceof SyntaxError || (err.statusCode === 400 && err.name === 'SyntaxError')) return new ApiError('parse_error');
+  if (err.statusCode === 415) return new ApiError('unsupported_media_type');
+  if (err.statusCode === 413) return new ApiError('payload_too_large');
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = error instanceof ApiError ? error : fromFastifyError(error);
+    if (apiError) {
+      if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      for (const [name, value] of Object.entries(apiError.options.headers ?? {})) reply.header(name, value);
+      return reply.code(apiError.statusCode).send(apiError.body());
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ detail: 'Internal error', code: 'internal_error', request_id: request.id });
+  });
+
+  app.setNotFoundHandler((_request, reply) => {
+    const err = new ApiError('not_found');
+    return reply.code(404).send(err.body());
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * The one catalogue of error codes the API answers with. Routes throw `ApiError(code, ...)`; the error
+ * handler in app.ts turns it into the documented body. `docs/error-codes.md` lists these too.
+ */
+export const errorCatalogue = {
+  parse_error: { status: 400, detail: 'Malformed JSON in the request body.' },
+  account_failed_validation: { status: 400, detail: 'The account data failed validation.' },
+  request_failed_validation: { status: 400, detail: 'The request failed validation.' },
+  import_supplier_migration_not_ongoing: { status: 400, detail: 'The import supplier is not accepting migrations.' },
+  account_import_process_already_imported: { status: 400, detail: 'The account has already been imported.' },
+  account_import_process_skipped: { status: 400, detail: 'The account import process is marked to be skipped.' },
+  import_process_does_not_exist: { status: 400, detail: 'No staged data exists for this account.' },
+  operations_team_name_does_not_exist: { status: 400, detail: 'The operations team does not exist.' },
+  account_import_in_progress: { status: 400, detail: 'The account is already being created.' },
+  dry_run_rolled_back: { status: 400, detail: 'Account would import successfully. Rolled back due to dry run.' },
+  ledger_not_found: { status: 400, detail: 'The ledger does not exist on the account.' },
+  ledger_has_finalized_billing_document: { status: 400, detail: 'The ledger already has a finalized billing document.' },
+  historical_statement_already_exists: { status: 400, detail: 'A statement with this statement_id already exists.' },
+  vendor_instruction_not_found: { status: 400, detail: 'The payment vendor has no usable instruction with this reference.' },
+  account_has_active_payment_instruction: { status: 400, detail: 'The account already has an active payment instruction.' },
+  not_authenticated: { status: 401, detail: 'Authentication credentials were not provided or are malformed.' },
+  token_expired: { status: 401, detail: 'The token has expired.' },
+  invalid_token: { status: 401, detail: 'The token is invalid or has been revoked.' },
+  not_found: { status: 404, detail: 'Not found.' },
+  import_supplier_not_found: { status: 404, detail: 'Import supplier not found.' },
+  import_process_not_found: { status: 404, detail: 'No import process found for this account.' },
+  account_not_found: { status: 404, detail: 'Account not found. It must be imported, not only staged.' },
+  method_not_allowed: { status: 405, detail: 'Method not allowed.' },
+  payload_too_large: { status: 413, detail: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, detail: 'Send the body as application/json.' },
+  concurrency_limit_exceeded: { status: 429, detail: 'Too many accounts are being created at once. Retry after others finish.' },
+  internal_error: { status: 500, detail: 'Internal error' },
+  vendor_unavailable: { status: 500, detail: 'The payment vendor could not be reached. Retry unchanged.' },
+  service_unavailable: { status: 503, detail: 'A backing service is unavailable. Retry shortly.' },
+  account_creation_pending: { status: 503, detail: 'Account creation is still running. Check its status or retry later.' },
+} as const satisfies Record<string, { status: number; detail: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export type FieldError = { detail: string; code: string; attr: string };
+
+export type ApiErrorOptions = {
+  detail?: string;
+  errors?: FieldError[];
+  /** Extra top-level body fields, e.g. account numbers on "already imported". */
+  fields?: Record<string, unknown>;
+  headers?: Record<string, string>;
+};
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly options: ApiErrorOptions = {},
+  ) {
+    super(options.detail ?? errorCatalogue[code].detail);
+    this.name = 'ApiError';
+    this.statusCode = errorCatalogue[code].status;
+  }
+
+  body(): Record<string, unknown> {
+    const base: Record<string, unknown> = { detail: this.message, code: this.code };
+    if (this.statusCode === 400) base.errors = this.options.errors ?? [];
+    return { ...base, ...this.options.fields };
+  }
+}

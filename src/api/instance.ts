@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import type { Clock } from '../auth/tokens.js';
+import { loggerOptions } from '../logger.js';
+import app from './app.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the Fastify server with the app registered; used by the `web` process and by tests. */
+export async function createApiServer(config: Config, deps: { clock?: Clock } = {}): Promise<FastifyInstance> {
+  const server = Fastify({
+    logger: loggerOptions(config.LOG_LEVEL, 'web'),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Accept a caller's X-Request-Id when it is sane, so a migration script can correlate its own logs.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  });
+  await server.register(app, { config, clock: deps.clock });
+  return server;
+}

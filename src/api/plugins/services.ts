@@ -1,0 +1,47 @@
+import fp from 'fastify-plugin';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config.js';
+import { openDatabase, type Database } from '../../infra/mongo.js';
+import { producerConnection } from '../../infra/redis.js';
+import { TokenService, type Clock } from '../../auth/tokens.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    clock: Clock;
+    db: Database;
+    redis: Redis;
+    tokens: TokenService;
+  }
+}
+
+export type ServicesOptions = { config: Config; clock?: Clock };
+
+/** The process-wide dependencies: config, clock, one database connection, one Redis connection. */
+export default fp<ServicesOptions>(
+  async (app, { config, clock = () => new Date() }) => {
+    app.decorate('config', config);
+    app.decorate('clock', clock);
+    app.decorate(
+      'tokens',
+      new TokenService(
+        {
+          secret: config.JWT_SECRET,
+          accessTtlSeconds: config.TOKEN_TTL_SECONDS,
+          refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+        },
+        clock,
+      ),
+    );
+    const db = await openDatabase(config.MONGO_URL);
+    app.decorate('db', db);
+    const redis = producerConnection(config.REDIS_URL);
+    redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
+    app.decorate('redis', redis);
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+      await db.close();
+    });
+  },
+  { name: 'services' },
+);

@@ -1,0 +1,56 @@
+import fp from 'fastify-plugin';
+import type { HydratedDocument } from 'mongoose';
+import type { ImportSupplier } from '../../models/import-supplier.js';
+import { ApiError } from '../errors.js';
+
+export type SupplierDoc = HydratedDocument<ImportSupplier>;
+
+export type Tenant = {
+  /** The caller's supplier with this code, or null: another organisation's supplier is indistinguishable from none. */
+  findSupplier(code: unknown): Promise<SupplierDoc | null>;
+  /** Same, answering 404 `import_supplier_not_found` when absent. */
+  getSupplier(code: unknown): Promise<SupplierDoc>;
+  /** Same, and the supplier must be `Ongoing` (400 `import_supplier_migration_not_ongoing` otherwise). */
+  getOngoingSupplier(code: unknown): Promise<SupplierDoc>;
+};
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenant: Tenant;
+  }
+}
+
+/** The one place that scopes data to the caller's organisation. Routes never query suppliers directly. */
+export default fp(
+  async (app) => {
+    app.decorateRequest('tenant', {
+      getter() {
+        const principal = this.principal;
+        if (!principal) throw new Error('tenant used on an unauthenticated route');
+        const findSupplier = async (code: unknown) =>
+          typeof code === 'string' && code.length > 0 && code.length <= 64
+            ? app.db.models.ImportSupplier.findOne({ code, organisationId: principal.organisationId })
+            : null;
+        const getSupplier = async (code: unknown) => {
+          const supplier = await findSupplier(code);
+          if (!supplier) throw new ApiError('import_supplier_not_found');
+          return supplier;
+        };
+        return {
+          findSupplier,
+          getSupplier,
+          async getOngoingSupplier(code: unknown) {
+            const supplier = await getSupplier(code);
+            if (supplier.status !== 'Ongoing') {
+              throw new ApiError('import_supplier_migration_not_ongoing', {
+                detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
+              });
+            }
+            return supplier;
+          },
+        } satisfies Tenant;
+      },
+    });
+  },
+  { name: 'tenancy', dependencies: ['auth'] },
+);

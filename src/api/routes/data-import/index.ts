@@ -1,0 +1,8 @@
+import type { FastifyInstance } from 'fastify';
+import importStatusRoutes from './import-status.js';
+
+/** Every data-import route requires a token; the hook here is the single gate. */
+export default async function dataImportRoutes(app: FastifyInstance): Promise<void> {
+  app.addHook('onRequest', app.authenticate);
+  await app.register(importStatusRoutes);
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import mercurius from 'mercurius';
+import { hashApiKey } from '../../auth/api-keys.js';
+import { TokenError } from '../../auth/tokens.js';
+
+const { ErrorWithProps } = mercurius;
+
+const schema = /* GraphQL */ `
+  scalar GenericScalar
+
+  input ObtainJSONWebTokenInput {
+    "The organisation API key supplied by the platform operators."
+    APIKey: String
+    "A refresh token from an earlier obtainKrakenToken call."
+    refreshToken: String
+  }
+
+  type ObtainJSONWebTokenPayload {
+    token: String!
+    payload: GenericScalar!
+    refreshToken: String!
+    "When the refresh token expires, as a Unix timestamp in seconds."
+    refreshExpiresIn: Int!
+  }
+
+  type Query {
+    "Liveness of the GraphQL endpoint."
+    ping: String!
+  }
+
+  type Mutation {
+    obtainKrakenToken(input: ObtainJSONWebTokenInput!): ObtainJSONWebTokenPayload!
+    obtainToken(input: ObtainJSONWebTokenInput!): ObtainJSONWebTokenPayload!
+  }
+`;
+
+type TokenInput = { APIKey?: string | null; refreshToken?: string | null };
+
+function fail(message: string, errorCode: string): never {
+  throw new ErrorWithProps(message, { errorCode }, 200);
+}
+
+/** The token endpoint: exchanges an API key or a refresh token for a 60-minute JWT. */
+export default async function graphqlRoutes(app: FastifyInstance): Promise<void> {
+  const obtain = async (_root: unknown, { input }: { input: TokenInput }) => {
+    const hasKey = typeof input.APIKey === 'string' && input.APIKey.length > 0;
+    const hasRefresh = typeof input.refreshToken === 'string' && input.refreshToken.length > 0;
+    if (hasKey === hasRefresh) fail('Provide exactly one of APIKey or refreshToken.', 'INVALID_INPUT');
+
+    let organisationId: string;
+    let apiKeyId: string;
+    if (hasKey) {
+      const key = await app.db.models.ApiKey.findOne({ hash: hashApiKey(input.APIKey as string, app.config.API_KEY_HASH_SECRET) });
+      if (!key || key.revokedAt) fail('Invalid API key.', 'INVALID_API_KEY');
+      organisationId = String(key.organisationId);
+      apiKeyId = key.id as string;
+    } else {
+      try {
+        const claims = await app.tokens.verify(input.refreshToken as string, 'refresh');
+        organisationId = claims.sub;
+        apiKeyId = claims.akid;
+      } catch (err) {
+        if (err instanceof TokenError && err.reason === 'token_expired') fail('Refresh token has expired.', 'REFRESH_TOKEN_EXPIRED');
+        fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
+      }
+      const live = await app.db.models.ApiKey.exists({ _id: apiKeyId, revokedAt: null });
+      if (!live) fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
+    }
+    const access = await app.tokens.issue('access', organisationId, apiKeyId);
+    const refresh = await app.tokens.issue('refresh', organisationId, apiKeyId);
+    return {
+      token: access.token,
+      payload: access.claims,
+      refreshToken: refresh.token,
+      refreshExpiresIn: refresh.claims.exp,
+    };
+  };
+
+  await app.register(mercurius, {
+    schema,
+    path: '/v1/graphql/',
+    graphiql: false,
+    resolvers: {
+      Query: { ping: () => 'pong' },
+      Mutation: { obtainKrakenToken: obtain, obtainToken: obtain },
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', ''])
+  .transform((v) => v === 'true' || v === '1');
+
+const secret = z.string().min(32, 'must be at least 32 characters');
+
+/** Every setting of the service, parsed once. API, workers, CLI and tests all build it through here. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MONGO_URL: z.string().min(1).default('mongodb://127.0.0.1:27017/account_migration'),
+  REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('import'),
+  JWT_SECRET: secret,
+  API_KEY_HASH_SECRET: secret,
+  TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
+  REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(7 * 24 * 3600),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 * 1024),
+  ACCOUNT_CREATION_CONCURRENCY: z.coerce.number().int().min(0).default(50),
+  ACCOUNT_CREATION_WAIT_MS: z.coerce.number().int().positive().default(60_000),
+  PAYMENT_VERIFICATION_WAIT_MS: z.coerce.number().int().positive().default(30_000),
+  WORKER_CONCURRENCY: z.coerce.number().int().positive().default(50),
+  OPERATOR_USERNAME: z.string().min(1).default('operator'),
+  OPERATOR_PASSWORD: z.string().min(12).optional(),
+  DOCUMENT_BUCKET: z.string().min(1).default('migration-documents'),
+  SMTP_URL: z.string().url().optional(),
+  MAIL_FROM: z.string().default('migrations@example.invalid'),
+  STRIPE_API_KEY: z.string().optional(),
+  STRIPE_API_BASE: z.string().url().optional(),
+  CATALOGUE_EXTRA: z
+    .string()
+    .default('{}')
+    .transform((raw, ctx) => {
+      try {
+        return z.record(z.string(), z.array(z.string())).parse(JSON.parse(raw));
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object of string arrays' });
+        return z.NEVER;
+      }
+    }),
+  METRICS_ENABLED: bool.default(true),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Parses the environment (or an override map, for tests) and fails fast with every problem listed. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`Invalid configuration:\n${lines}`);
+  }
+  return parsed.data;
+}

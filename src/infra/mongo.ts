@@ -1,0 +1,39 @@
+import mongoose, { type Connection } from 'mongoose';
+import { modelsFor, syncIndexes, type Models } from '../models/index.js';
+
+export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
+
+/** Opens one connection and its models. Fails fast when the server is unreachable at boot. */
+export async function openDatabase(url: string): Promise<Database> {
+  const conn = mongoose.createConnection(url, {
+    serverSelectionTimeoutMS: 5_000,
+    maxPoolSize: 50,
+    autoIndex: false,
+  });
+  await conn.asPromise();
+  const models = modelsFor(conn);
+  await syncIndexes(models);
+  return { conn, models, close: () => conn.close() };
+}
+
+export async function pingDatabase(conn: Connection, timeoutMs: number): Promise<void> {
+  const db = conn.db;
+  if (!db) throw new Error('database not connected');
+  await withTimeout(db.admin().ping(), timeoutMs);
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

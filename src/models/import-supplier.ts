@@ -1,0 +1,19 @@
+import { Schema, type InferSchemaType } from 'mongoose';
+
+export const supplierStatuses = ['Ongoing', 'Paused', 'Complete'] as const;
+export type SupplierStatus = (typeof supplierStatuses)[number];
+
+export const importSupplierSchema = new Schema(
+  {
+    code: { type: String, required: true, unique: true },
+    organisationId: { type: Schema.Types.ObjectId, required: true, index: true },
+    status: { type: String, enum: supplierStatuses, required: true, default: 'Ongoing' },
+    documentRoot: { type: String, default: '' },
+    documentBucket: { type: String, default: null },
+    sendMigrationEmail: { type: Boolean, default: false },
+    region: { type: String, default: 'ES' },
+    operationsTeamAutoAllocation: { type: Boolean, default: false },
+  },
+  { timestamps: true, collection: 'import_suppliers' },
+);
+export type ImportSupplier = InferSchemaType<typeof importSupplierSchema>;

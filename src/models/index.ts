@@ -1,0 +1,35 @@
+import type { Connection } from 'mongoose';
+import { accountImportProcessSchema } from './account-import-process.js';
+import { apiKeySchema } from './api-key.js';
+import { importSupplierSchema } from './import-supplier.js';
+import { operationsTeamSchema } from './operations-team.js';
+import { organisationSchema } from './organisation.js';
+
+function register(conn: Connection) {
+  return {
+    Organisation: conn.model('Organisation', organisationSchema),
+    ApiKey: conn.model('ApiKey', apiKeySchema),
+    ImportSupplier: conn.model('ImportSupplier', importSupplierSchema),
+    OperationsTeam: conn.model('OperationsTeam', operationsTeamSchema),
+    AccountImportProcess: conn.model('AccountImportProcess', accountImportProcessSchema),
+  };
+}
+
+export type Models = ReturnType<typeof register>;
+
+const byConnection = new WeakMap<Connection, Models>();
+
+/** The models bound to one connection (tests open one connection per database). */
+export function modelsFor(conn: Connection): Models {
+  let models = byConnection.get(conn);
+  if (!models) {
+    models = register(conn);
+    byConnection.set(conn, models);
+  }
+  return models;
+}
+
+/** Creates every declared index; run at boot by each process (idempotent). */
+export async function syncIndexes(models: Models): Promise<void> {
+  for (const model of Object.values(models)) await model.createIndexes();
+}

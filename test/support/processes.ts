@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export type LocalServer = { url: string; port: number; stop: () => Promise<void> };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on the port (the server's own readiness signal). */
+export async function waitForPort(port: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((res) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        res(true);
+      });
+      socket.once('error', () => res(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function stopper(child: ChildProcess, dir?: string): () => Promise<void> {
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+export function ferretdbBinary(): string | null {
+  const local = resolve(import.meta.dirname, '../../.tools/bin/ferretdb');
+  if (existsSync(local)) return local;
+  return null;
+}
+
+/** A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port. */
+export async function startFerretDb(): Promise<LocalServer> {
+  const bin = ferretdbBinary();
+  if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
+  const dir = mkdtempSync(join(tmpdir(), 'ferretdb-'));
+  const port = await freePort();
+  const child = spawn(
+    bin,
+    [
+      '--handler=sqlite',
+      `--sqlite-url=file:${dir}/`,
+      `--state-dir=${dir}`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=ERROR',
+    ],
+    { stdio: 'ignore' },
+  );
+  await waitForPort(port);
+  return { url: `mongodb://127.0.0.1:${port}/`, port, stop: stopper(child, dir) };
+}
+
+/** A throwaway redis-server (no persistence). A fixed port lets a test stop and restart "the same" Redis. */
+export async function startRedisServer(port?: number): Promise<LocalServer> {
+  const chosen = port ?? (await freePort());
+  const child = spawn(
+    'redis-server',
+    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+    { stdio: 'ignore' },
+  );
+  await waitForPort(chosen);
+  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, stop: stopper(child) };
+}
