@@ -1,0 +1,84 @@
+import fp from 'fastify-plugin';
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { jobCatalog, queueNames, retention, type JobData, type JobName, type QueueName } from '../../workers/catalog.js';
+import { producerConnection, workerConnection } from '../../infra/redis.js';
+import { ApiError } from '../errors.js';
+
+export type Queues = {
+  queue(name: QueueName): Queue;
+  /** Adds a job (idempotent on its id) and waits at most `waitMs` for its result. */
+  enqueueAndWait<N extends JobName, R>(
+    name: N,
+    data: JobData<N>,
+    options: { jobId: string; waitMs: number },
+  ): Promise<{ job: Job; result: R | undefined; timedOut: boolean }>;
+  close(): Promise<void>;
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    queues: Queues;
+  }
+}
+
+function isRedisDown(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|ETIMEDOUT|max retries/i.test(message);
+}
+
+/** The producers: one Queue and one QueueEvents per queue for the whole process, closed on shutdown. */
+export default fp(
+  async (app) => {
+    const { QUEUE_PREFIX: prefix, REDIS_URL: url } = app.config;
+    const producer = producerConnection(url, { maxRetriesPerRequest: 1 });
+    producer.on('error', () => undefined);
+    const queues = new Map<QueueName, Queue>();
+    const events = new Map<QueueName, QueueEvents>();
+    for (const name of queueNames) {
+      const queue = new Queue(name, { connection: producer, prefix });
+      queue.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue error'));
+      queues.set(name, queue);
+    }
+    const eventsFor = (name: QueueName) => {
+      let qe = events.get(name);
+      if (!qe) {
+        qe = new QueueEvents(name, { connection: workerConnection(url), prefix });
+        qe.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue events error'));
+        events.set(name, qe);
+      }
+      return qe;
+    };
+
+    const api: Queues = {
+      queue: (name) => queues.get(name)!,
+      async enqueueAndWait<N extends JobName, R>(name: N, data: JobData<N>, { jobId, waitMs }: { jobId: string; waitMs: number }) {
+        const spec = jobCatalog[name];
+        const queueEvents = eventsFor(spec.queue);
+        let job: Job;
+        try {
+          await queueEvents.waitUntilReady();
+          job = await api.queue(spec.queue).add(name, spec.data.parse(data), { ...spec.options, ...retention, jobId });
+        } catch (err) {
+          if (isRedisDown(err)) throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+          throw err;
+        }
+        try {
+          const result = (await job.waitUntilFinished(queueEvents, waitMs)) as R;
+          return { job, result, timedOut: false };
+        } catch (err) {
+          const message = err instanceof Error ? err.message : '';
+          if (/timed out before finishing/i.test(message)) return { job, result: undefined, timedOut: true };
+          throw err;
+        }
+      },
+      async close() {
+        await Promise.all([...events.values()].map((e) => e.close()));
+        await Promise.all([...queues.values()].map((q) => q.close()));
+        producer.disconnect();
+      },
+    };
+    app.decorate('queues', api);
+    app.addHook('onClose', async () => api.close());
+  },
+  { name: 'queues', dependencies: ['services'] },
+);

@@ -1,0 +1,35 @@
+import { Schema, type InferSchemaType } from 'mongoose';
+
+/**
+ * A created account. Nested account data (customers, supply addresses with their points, agreements,
+ * readings and billable items, payment schedules, references) lives in this one document, so it is written
+ * atomically; records that later imports append to (ledgers, transactions, notes, statements, billing
+ * documents, payment instructions) have collections of their own keyed by `accountId`.
+ * `metadata` is serialized JSON: its values are arbitrary objects whose keys may contain `.` or `$`.
+ */
+export const accountSchema = new Schema(
+  {
+    number: { type: String, required: true, unique: true },
+    organisationId: { type: Schema.Types.ObjectId, required: true },
+    importSupplier: { type: String, required: true },
+    externalAccountNumber: { type: String, required: true },
+    processId: { type: Schema.Types.ObjectId, required: true },
+    operationsTeamId: { type: Schema.Types.ObjectId, required: true },
+    accountType: { type: String, required: true },
+    billingName: { type: String, required: true },
+    billingAddress1: { type: String, default: null },
+    billingAddress4: { type: String, default: null },
+    billingPostcode: { type: String, default: null },
+    salesChannel: { type: String, default: null },
+    salesSubchannel: { type: String, default: null },
+    communicationPreference: { type: String, default: null },
+    customers: { type: [Schema.Types.Mixed], default: [] },
+    supplyAddresses: { type: [Schema.Types.Mixed], default: [] },
+    paymentSchedules: { type: [Schema.Types.Mixed], default: [] },
+    references: { type: [Schema.Types.Mixed], default: [] },
+    metadata: { type: String, default: '[]' },
+  },
+  { timestamps: true, collection: 'accounts' },
+);
+accountSchema.index({ importSupplier: 1, externalAccountNumber: 1 }, { unique: true });
+export type Account = InferSchemaType<typeof accountSchema>;

@@ -1,0 +1,54 @@
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+
+/**
+ * Every job the service runs: its queue, its payload schema and default options. Job data holds ids and
+ * flags only, never documents or personal data (it is stored in clear text in Redis).
+ */
+export const queueNames = ['account-creation', 'payment-verification', 'migration-email'] as const;
+export type QueueName = (typeof queueNames)[number];
+
+const requestId = z.string().max(128);
+
+export const jobCatalog = {
+  'create-account': {
+    queue: 'account-creation',
+    data: z.object({
+      processId: z.string(),
+      operationsTeamId: z.string(),
+      dryRun: z.boolean(),
+      requestId,
+    }),
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 200 } },
+  },
+  'verify-payment-instruction': {
+    queue: 'payment-verification',
+    data: z.object({
+      accountId: z.string(),
+      vendor: z.string(),
+      reference: z.string(),
+      type: z.string(),
+      requestId,
+    }),
+    options: { attempts: 1 },
+  },
+  'send-migration-email': {
+    queue: 'migration-email',
+    data: z.object({ accountId: z.string(), requestId }),
+    options: { attempts: 8, backoff: { type: 'exponential', delay: 1_000 } },
+  },
+} as const satisfies Record<string, { queue: QueueName; data: z.ZodType; options: JobsOptions }>;
+
+export type JobName = keyof typeof jobCatalog;
+export type JobData<N extends JobName> = z.infer<(typeof jobCatalog)[N]['data']>;
+
+/** Kept by count and age, never removed on completion: a waiting producer must still find the result. */
+export const retention: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> = {
+  removeOnComplete: { age: 24 * 3600, count: 50_000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
+};
+
+/** BullMQ job ids must not contain ':'; ours are built from ids that never do, joined with '-'. */
+export function jobId(...parts: string[]): string {
+  return parts.map((p) => p.replaceAll(':', '_')).join('-');
+}

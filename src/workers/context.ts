@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import type { Database } from '../infra/mongo.js';
+import type { QueueName } from './catalog.js';
+
+/** What every processor gets: config, the database, a logger and producers for follow-up jobs. */
+export type WorkerContext = {
+  config: Config;
+  db: Database;
+  log: Logger;
+  queue: (name: QueueName) => Queue;
+  clock: () => Date;
+};

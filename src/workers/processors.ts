@@ -1,0 +1,13 @@
+import type { Job } from 'bullmq';
+import type { JobData, JobName } from './catalog.js';
+import type { WorkerContext } from './context.js';
+import { createAccountJob } from './create-account.js';
+import { sendMigrationEmailJob } from './send-migration-email.js';
+import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
+
+/** job name -> processor; the compiler checks every job in the catalogue has one. */
+export const processors: { [N in JobName]: (data: JobData<N>, job: Job, ctx: WorkerContext) => Promise<unknown> } = {
+  'create-account': createAccountJob,
+  'verify-payment-instruction': verifyPaymentInstructionJob,
+  'send-migration-email': sendMigrationEmailJob,
+};

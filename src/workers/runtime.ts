@@ -1,0 +1,55 @@
+import { Queue, Worker, type Job, type Processor } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../infra/mongo.js';
+import { producerConnection, workerConnection } from '../infra/redis.js';
+import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
+import type { WorkerContext } from './context.js';
+import { processors } from './processors.js';
+
+export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
+
+/** Starts one BullMQ worker per queue, dispatching each job to its processor by job name. */
+export function startWorkers(
+  deps: { config: Config; db: Database; log: Logger; clock?: () => Date },
+  only: readonly QueueName[] = queueNames,
+): RunningWorkers {
+  const { config, db, log } = deps;
+  const producer = producerConnection(config.REDIS_URL);
+  producer.on('error', () => undefined);
+  const queues = new Map<QueueName, Queue>(
+    queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
+  );
+  for (const q of queues.values()) q.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
+  const ctx: WorkerContext = { config, db, log, queue: (name) => queues.get(name)!, clock: deps.clock ?? (() => new Date()) };
+
+  const workers = only.map((queueName) => {
+    const dispatch: Processor = async (job: Job) => {
+      const spec = jobCatalog[job.name as JobName];
+      if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
+      const data = spec.data.parse(job.data);
+      const jobLog = log.child({ queue: queueName, job_id: job.id, job: job.name, request_id: data.requestId });
+      const processor = processors[job.name as JobName] as (data: unknown, job: Job, ctx: WorkerContext) => Promise<unknown>;
+      return processor(data, job, { ...ctx, log: jobLog });
+    };
+    const worker = new Worker(queueName, dispatch, {
+      connection: workerConnection(config.REDIS_URL),
+      prefix: config.QUEUE_PREFIX,
+      concurrency: config.WORKER_CONCURRENCY,
+    });
+    worker.on('error', (err) => log.warn({ err: err.message, queue: queueName }, 'worker error'));
+    worker.on('failed', (job, err) =>
+      log.warn({ queue: queueName, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+    );
+    return worker;
+  });
+
+  return {
+    workers,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      producer.disconnect();
+    },
+  };
+}
