@@ -1,8 +1,6 @@
 import { z } from 'zod';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', ''])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
 
 const secret = z.string().min(32, 'must be at least 32 characters');
 
@@ -20,7 +18,11 @@ export const configSchema = z.object({
   JWT_SECRET: secret,
   API_KEY_HASH_SECRET: secret,
   TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
-  REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(7 * 24 * 3600),
+  REFRESH_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(7 * 24 * 3600),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -28,8 +30,15 @@ export const configSchema = z.object({
     .default(5 * 1024 * 1024),
   ACCOUNT_CREATION_CONCURRENCY: z.coerce.number().int().min(0).default(50),
   ACCOUNT_CREATION_WAIT_MS: z.coerce.number().int().positive().default(60_000),
+  /** How long a creation slot lives without a heartbeat: a crashed holder's slot frees itself after this. */
+  ACCOUNT_CREATION_SLOT_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
   PAYMENT_VERIFICATION_WAIT_MS: z.coerce.number().int().positive().default(30_000),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(50),
+  /** BullMQ job lock: a killed worker's job is picked up again once its lock expires and a stall check runs. */
+  WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(500).default(30_000),
+  WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(200).default(30_000),
+  /** Stalls (worker crashes) a job survives before it fails; every processor is idempotent. */
+  WORKER_MAX_STALLED_COUNT: z.coerce.number().int().min(0).default(3),
   OPERATOR_USERNAME: z.string().min(1).default('operator'),
   OPERATOR_PASSWORD: z.string().min(12).optional(),
   DOCUMENT_BUCKET: z.string().min(1).default('migration-documents'),

@@ -32,7 +32,11 @@ export class Operations {
     try {
       const org = await this.models.Organisation.create({ name });
       const key = await this.createApiKey(name);
-      return { organisation: { id: org.id as string, name: org.name }, api_key: key.api_key, api_key_prefix: key.prefix };
+      return {
+        organisation: { id: org.id as string, name: org.name },
+        api_key: key.api_key,
+        api_key_prefix: key.prefix,
+      };
     } catch (err) {
       if (isDuplicate(err)) throw new OperatorError(`organisation "${name}" already exists`);
       throw err;
@@ -52,7 +56,11 @@ export class Operations {
     const org = await this.models.Organisation.findOne({ name: orgName });
     if (!org) throw new OperatorError(`organisation "${orgName}" does not exist`);
     const { key, prefix } = generateApiKey();
-    const doc = await this.models.ApiKey.create({ organisationId: org._id, prefix, hash: hashApiKey(key, this.hashSecret) });
+    const doc = await this.models.ApiKey.create({
+      organisationId: org._id,
+      prefix,
+      hash: hashApiKey(key, this.hashSecret),
+    });
     return { id: doc.id as string, prefix, organisation: org.name, api_key: key };
   }
 
@@ -65,13 +73,16 @@ export class Operations {
     );
     if (!doc) {
       const exists = await this.models.ApiKey.exists(filter);
-      throw new OperatorError(exists ? `API key ${idOrPrefix} is already revoked` : `API key ${idOrPrefix} does not exist`);
+      throw new OperatorError(
+        exists ? `API key ${idOrPrefix} is already revoked` : `API key ${idOrPrefix} does not exist`,
+      );
     }
     return { id: doc.id as string, prefix: doc.prefix, revoked_at: doc.revokedAt?.toISOString() };
   }
 
   async createSupplier(code: string, orgName: string, options: SupplierOptions = {}) {
-    if (!SUPPLIER_CODE.test(code)) throw new OperatorError(`supplier code "${code}" must match ${SUPPLIER_CODE.source}`);
+    if (!SUPPLIER_CODE.test(code))
+      throw new OperatorError(`supplier code "${code}" must match ${SUPPLIER_CODE.source}`);
     const status = this.parseStatus(options.status ?? 'Ongoing');
     const org = await this.models.Organisation.findOne({ name: orgName });
     if (!org) throw new OperatorError(`organisation "${orgName}" does not exist`);
@@ -94,7 +105,11 @@ export class Operations {
 
   async setSupplierStatus(code: string, statusText: string) {
     const status = this.parseStatus(statusText);
-    const doc = await this.models.ImportSupplier.findOneAndUpdate({ code }, { $set: { status } }, { returnDocument: 'after' });
+    const doc = await this.models.ImportSupplier.findOneAndUpdate(
+      { code },
+      { $set: { status } },
+      { returnDocument: 'after' },
+    );
     if (!doc) throw new OperatorError(`supplier "${code}" does not exist`);
     return this.showSupplier(code);
   }
@@ -126,9 +141,14 @@ export class Operations {
   async skipAccount(code: string, externalAccountNumber: string) {
     const supplier = await this.models.ImportSupplier.findOne({ code });
     if (!supplier) throw new OperatorError(`supplier "${code}" does not exist`);
-    const existing = await this.models.AccountImportProcess.findOne({ importSupplier: code, externalAccountNumber });
+    const existing = await this.models.AccountImportProcess.findOne({
+      importSupplier: code,
+      externalAccountNumber,
+    });
     if (existing?.krakenAccountNumber) {
-      throw new OperatorError(`account ${externalAccountNumber} is already imported as ${existing.krakenAccountNumber}`);
+      throw new OperatorError(
+        `account ${externalAccountNumber} is already imported as ${existing.krakenAccountNumber}`,
+      );
     }
     await this.models.AccountImportProcess.updateOne(
       { importSupplier: code, externalAccountNumber },
@@ -145,7 +165,14 @@ export class Operations {
   }
 
   private describeSupplier(
-    doc: { code: string; status: string; documentRoot?: string | null; documentBucket?: string | null; sendMigrationEmail?: boolean | null; region?: string | null },
+    doc: {
+      code: string;
+      status: string;
+      documentRoot?: string | null;
+      documentBucket?: string | null;
+      sendMigrationEmail?: boolean | null;
+      region?: string | null;
+    },
     organisation: string | null,
   ) {
     return {

@@ -30,7 +30,8 @@ function fromFastifyError(err: FastifyError): ApiError | null {
     }
   }
   // The JSON parser throws a plain SyntaxError (with statusCode 400) for bad JSON and prototype poisoning.
-  if (err instanceof SyntaxError || (err.statusCode === 400 && err.name === 'SyntaxError')) return new ApiError('parse_error');
+  if (err instanceof SyntaxError || (err.statusCode === 400 && err.name === 'SyntaxError'))
+    return new ApiError('parse_error');
   if (err.statusCode === 415) return new ApiError('unsupported_media_type');
   if (err.statusCode === 413) return new ApiError('payload_too_large');
   return null;

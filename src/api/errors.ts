@@ -6,19 +6,43 @@ export const errorCatalogue = {
   parse_error: { status: 400, detail: 'Malformed JSON in the request body.' },
   account_failed_validation: { status: 400, detail: 'The account data failed validation.' },
   request_failed_validation: { status: 400, detail: 'The request failed validation.' },
-  import_supplier_migration_not_ongoing: { status: 400, detail: 'The import supplier is not accepting migrations.' },
+  import_supplier_migration_not_ongoing: {
+    status: 400,
+    detail: 'The import supplier is not accepting migrations.',
+  },
   account_import_process_already_imported: { status: 400, detail: 'The account has already been imported.' },
-  account_import_process_skipped: { status: 400, detail: 'The account import process is marked to be skipped.' },
+  account_import_process_skipped: {
+    status: 400,
+    detail: 'The account import process is marked to be skipped.',
+  },
   import_process_does_not_exist: { status: 400, detail: 'No staged data exists for this account.' },
   operations_team_name_does_not_exist: { status: 400, detail: 'The operations team does not exist.' },
   account_import_in_progress: { status: 400, detail: 'The account is already being created.' },
-  dry_run_rolled_back: { status: 400, detail: 'Account would import successfully. Rolled back due to dry run.' },
+  dry_run_rolled_back: {
+    status: 400,
+    detail: 'Account would import successfully. Rolled back due to dry run.',
+  },
   ledger_not_found: { status: 400, detail: 'The ledger does not exist on the account.' },
-  ledger_has_finalized_billing_document: { status: 400, detail: 'The ledger already has a finalized billing document.' },
-  historical_statement_already_exists: { status: 400, detail: 'A statement with this statement_id already exists.' },
-  vendor_instruction_not_found: { status: 400, detail: 'The payment vendor has no usable instruction with this reference.' },
-  account_has_active_payment_instruction: { status: 400, detail: 'The account already has an active payment instruction.' },
-  not_authenticated: { status: 401, detail: 'Authentication credentials were not provided or are malformed.' },
+  ledger_has_finalized_billing_document: {
+    status: 400,
+    detail: 'The ledger already has a finalized billing document.',
+  },
+  historical_statement_already_exists: {
+    status: 400,
+    detail: 'A statement with this statement_id already exists.',
+  },
+  vendor_instruction_not_found: {
+    status: 400,
+    detail: 'The payment vendor has no usable instruction with this reference.',
+  },
+  account_has_active_payment_instruction: {
+    status: 400,
+    detail: 'The account already has an active payment instruction.',
+  },
+  not_authenticated: {
+    status: 401,
+    detail: 'Authentication credentials were not provided or are malformed.',
+  },
   token_expired: { status: 401, detail: 'The token has expired.' },
   invalid_token: { status: 401, detail: 'The token is invalid or has been revoked.' },
   not_found: { status: 404, detail: 'Not found.' },
@@ -28,11 +52,17 @@ export const errorCatalogue = {
   method_not_allowed: { status: 405, detail: 'Method not allowed.' },
   payload_too_large: { status: 413, detail: 'The request body is too large.' },
   unsupported_media_type: { status: 415, detail: 'Send the body as application/json.' },
-  concurrency_limit_exceeded: { status: 429, detail: 'Too many accounts are being created at once. Retry after others finish.' },
+  concurrency_limit_exceeded: {
+    status: 429,
+    detail: 'Too many accounts are being created at once. Retry after others finish.',
+  },
   internal_error: { status: 500, detail: 'Internal error' },
   vendor_unavailable: { status: 500, detail: 'The payment vendor could not be reached. Retry unchanged.' },
   service_unavailable: { status: 503, detail: 'A backing service is unavailable. Retry shortly.' },
-  account_creation_pending: { status: 503, detail: 'Account creation is still running. Check its status or retry later.' },
+  account_creation_pending: {
+    status: 503,
+    detail: 'Account creation is still running. Check its status or retry later.',
+  },
 } as const satisfies Record<string, { status: number; detail: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -8,7 +8,10 @@ import app from './app.js';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the Fastify server with the app registered; used by the `web` process and by tests. */
-export async function createApiServer(config: Config, deps: { clock?: Clock } = {}): Promise<FastifyInstance> {
+export async function createApiServer(
+  config: Config,
+  deps: { clock?: Clock } = {},
+): Promise<FastifyInstance> {
   const server = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, 'web'),
     bodyLimit: config.BODY_LIMIT_BYTES,

@@ -3,7 +3,14 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 const ISSUER = 'account-migration-import';
 
 export type TokenKind = 'access' | 'refresh';
-export type TokenClaims = { sub: string; akid: string; typ: TokenKind; iat: number; exp: number; iss: string };
+export type TokenClaims = {
+  sub: string;
+  akid: string;
+  typ: TokenKind;
+  iat: number;
+  exp: number;
+  iss: string;
+};
 export type TokenSettings = { secret: string; accessTtlSeconds: number; refreshTtlSeconds: number };
 export type Clock = () => Date;
 
@@ -22,10 +29,21 @@ export class TokenService {
     this.key = new TextEncoder().encode(settings.secret);
   }
 
-  async issue(kind: TokenKind, organisationId: string, apiKeyId: string): Promise<{ token: string; claims: TokenClaims }> {
+  async issue(
+    kind: TokenKind,
+    organisationId: string,
+    apiKeyId: string,
+  ): Promise<{ token: string; claims: TokenClaims }> {
     const iat = Math.floor(this.clock().getTime() / 1000);
     const ttl = kind === 'access' ? this.settings.accessTtlSeconds : this.settings.refreshTtlSeconds;
-    const claims: TokenClaims = { sub: organisationId, akid: apiKeyId, typ: kind, iat, exp: iat + ttl, iss: ISSUER };
+    const claims: TokenClaims = {
+      sub: organisationId,
+      akid: apiKeyId,
+      typ: kind,
+      iat,
+      exp: iat + ttl,
+      iss: ISSUER,
+    };
     const token = await new SignJWT({ akid: apiKeyId, typ: kind })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(organisationId)

@@ -9,7 +9,10 @@ const config = loadConfig();
 const log = pino(loggerOptions(config.LOG_LEVEL, 'worker'));
 const db = await openDatabase(config.MONGO_URL);
 const running = startWorkers({ config, db, log });
-log.info({ queues: running.workers.map((w) => w.name), concurrency: config.WORKER_CONCURRENCY }, 'workers started');
+log.info(
+  { queues: running.workers.map((w) => w.name), concurrency: config.WORKER_CONCURRENCY },
+  'workers started',
+);
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -6,7 +6,9 @@ import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
 
 /** job name -> processor; the compiler checks every job in the catalogue has one. */
-export const processors: { [N in JobName]: (data: JobData<N>, job: Job, ctx: WorkerContext) => Promise<unknown> } = {
+export const processors: {
+  [N in JobName]: (data: JobData<N>, job: Job, ctx: WorkerContext) => Promise<unknown>;
+} = {
   'create-account': createAccountJob,
   'verify-payment-instruction': verifyPaymentInstructionJob,
   'send-migration-email': sendMigrationEmailJob,

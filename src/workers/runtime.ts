@@ -21,25 +21,46 @@ export function startWorkers(
     queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
   );
   for (const q of queues.values()) q.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
-  const ctx: WorkerContext = { config, db, log, queue: (name) => queues.get(name)!, clock: deps.clock ?? (() => new Date()) };
+  const ctx: WorkerContext = {
+    config,
+    db,
+    log,
+    queue: (name) => queues.get(name)!,
+    clock: deps.clock ?? (() => new Date()),
+  };
 
   const workers = only.map((queueName) => {
     const dispatch: Processor = async (job: Job) => {
       const spec = jobCatalog[job.name as JobName];
       if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
       const data = spec.data.parse(job.data);
-      const jobLog = log.child({ queue: queueName, job_id: job.id, job: job.name, request_id: data.requestId });
-      const processor = processors[job.name as JobName] as (data: unknown, job: Job, ctx: WorkerContext) => Promise<unknown>;
+      const jobLog = log.child({
+        queue: queueName,
+        job_id: job.id,
+        job: job.name,
+        request_id: data.requestId,
+      });
+      const processor = processors[job.name as JobName] as (
+        data: unknown,
+        job: Job,
+        ctx: WorkerContext,
+      ) => Promise<unknown>;
       return processor(data, job, { ...ctx, log: jobLog });
     };
     const worker = new Worker(queueName, dispatch, {
       connection: workerConnection(config.REDIS_URL),
       prefix: config.QUEUE_PREFIX,
       concurrency: config.WORKER_CONCURRENCY,
+      lockDuration: config.WORKER_LOCK_DURATION_MS,
+      stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+      maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
     });
     worker.on('error', (err) => log.warn({ err: err.message, queue: queueName }, 'worker error'));
     worker.on('failed', (job, err) =>
-      log.warn({ queue: queueName, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+      log.warn(
+        { queue: queueName, job_id: job?.id, attempts: job?.attemptsMade, err: err.message },
+        'job failed',
+      ),
     );
     return worker;
   });

@@ -107,10 +107,13 @@ describe('token flow', () => {
     const after = await get(`Token ${minted.token}`);
     expect(after.statusCode).toBe(401);
     expect(after.json().code).toBe('invalid_token');
-    expect((await graphqlToken(t.app, { APIKey: key.api_key })).body.errors?.[0]?.extensions?.errorCode).toBe('INVALID_API_KEY');
-    expect((await graphqlToken(t.app, { refreshToken: minted.refreshToken })).body.errors?.[0]?.extensions?.errorCode).toBe(
-      'INVALID_REFRESH_TOKEN',
+    expect((await graphqlToken(t.app, { APIKey: key.api_key })).body.errors?.[0]?.extensions?.errorCode).toBe(
+      'INVALID_API_KEY',
     );
+    expect(
+      (await graphqlToken(t.app, { refreshToken: minted.refreshToken })).body.errors?.[0]?.extensions
+        ?.errorCode,
+    ).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('stores only a keyed hash of each API key', async () => {

@@ -8,7 +8,9 @@ import { testConfig } from './env.js';
 export type TestApp = { app: FastifyInstance; config: Config; ops: Operations; close: () => Promise<void> };
 
 /** A real API (real database and Redis) driven with app.inject(); drops its database on close. */
-export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { env?: Record<string, string>; clock?: Clock } = {},
+): Promise<TestApp> {
   const config = testConfig(options.env);
   const app = await createApiServer(config, { clock: options.clock });
   await app.ready();
@@ -29,14 +31,34 @@ export const TOKEN_MUTATION = `mutation Obtain($input: ObtainJSONWebTokenInput!)
 }`;
 
 export async function graphqlToken(app: FastifyInstance, input: Record<string, string>) {
-  const res = await app.inject({ method: 'POST', url: '/v1/graphql/', payload: { query: TOKEN_MUTATION, variables: { input } } });
-  return { status: res.statusCode, body: res.json() as { data?: { obtainKrakenToken: { token: string; refreshToken: string; refreshExpiresIn: number; payload: Record<string, unknown> } } | null; errors?: Array<{ message: string; extensions?: { errorCode?: string } }> } };
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/graphql/',
+    payload: { query: TOKEN_MUTATION, variables: { input } },
+  });
+  return {
+    status: res.statusCode,
+    body: res.json() as {
+      data?: {
+        obtainKrakenToken: {
+          token: string;
+          refreshToken: string;
+          refreshExpiresIn: number;
+          payload: Record<string, unknown>;
+        };
+      } | null;
+      errors?: Array<{ message: string; extensions?: { errorCode?: string } }>;
+    },
+  };
 }
 
 /** An organisation with an API key, a token and (optionally) an `Ongoing` supplier. */
 export async function createTenant(t: TestApp, orgName: string, supplierCode?: string) {
   const created = await t.ops.createOrganisation(orgName);
-  if (supplierCode) await t.ops.createSupplier(supplierCode, orgName, { documentRoot: `migrations/${supplierCode.toLowerCase()}` });
+  if (supplierCode)
+    await t.ops.createSupplier(supplierCode, orgName, {
+      documentRoot: `migrations/${supplierCode.toLowerCase()}`,
+    });
   const { body } = await graphqlToken(t.app, { APIKey: created.api_key });
   const token = body.data?.obtainKrakenToken.token;
   if (!token) throw new Error(`could not obtain a token: ${JSON.stringify(body)}`);

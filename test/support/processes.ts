@@ -81,7 +81,18 @@ export async function startRedisServer(port?: number): Promise<LocalServer> {
   const chosen = port ?? (await freePort());
   const child = spawn(
     'redis-server',
-    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+    [
+      '--port',
+      String(chosen),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
     { stdio: 'ignore' },
   );
   await waitForPort(chosen);

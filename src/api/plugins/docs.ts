@@ -3,6 +3,18 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 
+const isZod = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value;
+
+/** Routes of third-party plugins (the GraphQL endpoint) carry JSON schemas; they are documented elsewhere. */
+function usesOnlyZod(schema: Record<string, unknown> | undefined): boolean {
+  if (!schema) return true;
+  const parts = ['body', 'querystring', 'params', 'headers']
+    .map((k) => schema[k])
+    .filter((v) => v !== undefined);
+  const responses = Object.values((schema.response as Record<string, unknown> | undefined) ?? {});
+  return [...parts, ...responses].every(isZod);
+}
+
 /** OpenAPI generated from the routes' zod schemas: every route registered later appears automatically. */
 export default fp(
   async (app) => {
@@ -22,7 +34,10 @@ export default fp(
         },
         security: [{ token: [] }],
       },
-      transform: jsonSchemaTransform,
+      transform: (input) =>
+        usesOnlyZod(input.schema as Record<string, unknown> | undefined)
+          ? jsonSchemaTransform(input)
+          : { schema: { hide: true }, url: input.url },
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
   },

@@ -22,7 +22,11 @@ export default fp(
     app.decorate('metrics', registry);
     app.addHook('onResponse', async (request, reply) => {
       duration.observe(
-        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode },
+        {
+          method: request.method,
+          route: request.routeOptions.url ?? 'unmatched',
+          status_code: reply.statusCode,
+        },
         reply.elapsedTime / 1000,
       );
     });

@@ -1,6 +1,13 @@
 import fp from 'fastify-plugin';
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { jobCatalog, queueNames, retention, type JobData, type JobName, type QueueName } from '../../workers/catalog.js';
+import {
+  jobCatalog,
+  queueNames,
+  retention,
+  type JobData,
+  type JobName,
+  type QueueName,
+} from '../../workers/catalog.js';
 import { producerConnection, workerConnection } from '../../infra/redis.js';
 import { ApiError } from '../errors.js';
 
@@ -23,7 +30,9 @@ declare module 'fastify' {
 
 function isRedisDown(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
-  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|ETIMEDOUT|max retries/i.test(message);
+  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|ETIMEDOUT|max retries/i.test(
+    message,
+  );
 }
 
 /** The producers: one Queue and one QueueEvents per queue for the whole process, closed on shutdown. */
@@ -51,15 +60,22 @@ export default fp(
 
     const api: Queues = {
       queue: (name) => queues.get(name)!,
-      async enqueueAndWait<N extends JobName, R>(name: N, data: JobData<N>, { jobId, waitMs }: { jobId: string; waitMs: number }) {
+      async enqueueAndWait<N extends JobName, R>(
+        name: N,
+        data: JobData<N>,
+        { jobId, waitMs }: { jobId: string; waitMs: number },
+      ) {
         const spec = jobCatalog[name];
         const queueEvents = eventsFor(spec.queue);
         let job: Job;
         try {
           await queueEvents.waitUntilReady();
-          job = await api.queue(spec.queue).add(name, spec.data.parse(data), { ...spec.options, ...retention, jobId });
+          job = await api
+            .queue(spec.queue)
+            .add(name, spec.data.parse(data), { ...spec.options, ...retention, jobId });
         } catch (err) {
-          if (isRedisDown(err)) throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+          if (isRedisDown(err))
+            throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
           throw err;
         }
         try {

@@ -50,7 +50,9 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
     let organisationId: string;
     let apiKeyId: string;
     if (hasKey) {
-      const key = await app.db.models.ApiKey.findOne({ hash: hashApiKey(input.APIKey as string, app.config.API_KEY_HASH_SECRET) });
+      const key = await app.db.models.ApiKey.findOne({
+        hash: hashApiKey(input.APIKey as string, app.config.API_KEY_HASH_SECRET),
+      });
       if (!key || key.revokedAt) fail('Invalid API key.', 'INVALID_API_KEY');
       organisationId = String(key.organisationId);
       apiKeyId = key.id as string;
@@ -60,7 +62,8 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
         organisationId = claims.sub;
         apiKeyId = claims.akid;
       } catch (err) {
-        if (err instanceof TokenError && err.reason === 'token_expired') fail('Refresh token has expired.', 'REFRESH_TOKEN_EXPIRED');
+        if (err instanceof TokenError && err.reason === 'token_expired')
+          fail('Refresh token has expired.', 'REFRESH_TOKEN_EXPIRED');
         fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
       }
       const live = await app.db.models.ApiKey.exists({ _id: apiKeyId, revokedAt: null });

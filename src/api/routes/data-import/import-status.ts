@@ -43,8 +43,10 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
         importSupplier: supplier.code,
         externalAccountNumber: request.params.external,
       }).lean();
-      if (!process || (!process.stagedPayload && !process.krakenAccountNumber)) throw new ApiError('import_process_not_found');
-      if (process.krakenAccountNumber) return { status: 'COMPLETED' as const, kraken_account_number: process.krakenAccountNumber };
+      if (!process || (!process.stagedPayload && !process.krakenAccountNumber))
+        throw new ApiError('import_process_not_found');
+      if (process.krakenAccountNumber)
+        return { status: 'COMPLETED' as const, kraken_account_number: process.krakenAccountNumber };
       return { status: 'UNKNOWN' as const, kraken_account_number: '' };
     },
   );
@@ -56,7 +58,8 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
       async (request, reply) => {
         const supplier = await request.tenant.getSupplier(request.params.code);
         const filter: Record<string, unknown> = { importSupplier: supplier.code, skipped: { $ne: true } };
-        if (kind === 'pending') Object.assign(filter, { krakenAccountNumber: null, stagedPayload: { $ne: null } });
+        if (kind === 'pending')
+          Object.assign(filter, { krakenAccountNumber: null, stagedPayload: { $ne: null } });
         else if (kind === 'imported') filter.krakenAccountNumber = { $ne: null };
         else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedPayload: { $ne: null } }];
         const cursor = app.db.models.AccountImportProcess.find(filter)
@@ -72,7 +75,8 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
             const item = {
               external_account_number: doc.externalAccountNumber,
               kraken_account_number: kind === 'pending' ? null : (doc.krakenAccountNumber ?? null),
-              account_created_at: kind !== 'pending' && doc.accountCreatedAt ? formatDateTime(doc.accountCreatedAt) : null,
+              account_created_at:
+                kind !== 'pending' && doc.accountCreatedAt ? formatDateTime(doc.accountCreatedAt) : null,
             };
             yield (first ? '' : ',') + JSON.stringify(item);
             first = false;

@@ -1,0 +1,23 @@
+import type { Operations } from '../admin/operations.js';
+
+export const DEMO = { organisation: 'Demo Energy', supplier: 'DEMO', team: 'Migrations' } as const;
+
+/** Idempotent demo data. API keys are only ever shown at creation, so each run mints a fresh one. */
+export async function seedDemo(ops: Operations, baseUrl: string) {
+  await ops.ensureOrganisation(DEMO.organisation);
+  try {
+    await ops.showSupplier(DEMO.supplier);
+  } catch {
+    await ops.createSupplier(DEMO.supplier, DEMO.organisation, { documentRoot: 'migrations/demo' });
+  }
+  await ops.ensureTeam(DEMO.team);
+  const key = await ops.createApiKey(DEMO.organisation);
+  const query = `mutation { obtainKrakenToken(input: {APIKey: \\"${key.api_key}\\"}) { token refreshToken refreshExpiresIn } }`;
+  return {
+    organisation: DEMO.organisation,
+    import_supplier: DEMO.supplier,
+    operations_team: DEMO.team,
+    api_key: key.api_key,
+    get_token: `curl -s ${baseUrl}/v1/graphql/ -H 'Content-Type: application/json' -d '{"query": "${query}"}'`,
+  };
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from 'commander';
+import { loadConfig } from '../config.js';
+import { openDatabase, type Database } from '../infra/mongo.js';
+import { OperatorError, Operations } from '../admin/operations.js';
+import { supplierStatuses } from '../models/import-supplier.js';
+import { seedDemo } from './demo.js';
+
+/**
+ * `import-admin`: the operators' CLI. Prints one JSON document on stdout; on error a one-line message on
+ * stderr and a non-zero exit code.
+ */
+let db: Database | undefined;
+async function withOps<T>(fn: (ops: Operations) => Promise<T>): Promise<void> {
+  const config = loadConfig();
+  db = await openDatabase(config.MONGO_URL);
+  const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET));
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}
+
+const program = new Command('import-admin')
+  .description('Operator commands for the account migration import service')
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+const org = program.command('org').description('organisations');
+org
+  .command('create <name>')
+  .description('create an organisation and its first API key (shown once)')
+  .action((name: string) => withOps((ops) => ops.createOrganisation(name)));
+
+const apiKey = program.command('api-key').description('organisation API keys');
+apiKey
+  .command('create')
+  .requiredOption('--org <name>', 'organisation name')
+  .description('create another API key (shown once)')
+  .action((opts: { org: string }) => withOps((ops) => ops.createApiKey(opts.org)));
+apiKey
+  .command('revoke <idOrPrefix>')
+  .description('revoke a key by id or prefix; tokens minted from it stop working')
+  .action((id: string) => withOps((ops) => ops.revokeApiKey(id)));
+
+const supplier = program.command('supplier').description('import suppliers');
+supplier
+  .command('create <code>')
+  .requiredOption('--org <name>', 'owning organisation')
+  .addOption(new Option('--status <status>', 'initial status').choices(supplierStatuses).default('Ongoing'))
+  .option('--document-root <path>', 'root of document paths in object storage', '')
+  .option('--document-bucket <bucket>', 'bucket (default: DOCUMENT_BUCKET)')
+  .option('--send-migration-email', 'e-mail the account holder when an account is created', false)
+  .option('--region <region>', 'validation profile', 'ES')
+  .action(
+    (
+      code: string,
+      o: {
+        org: string;
+        status: string;
+        documentRoot: string;
+        documentBucket?: string;
+        sendMigrationEmail: boolean;
+        region: string;
+      },
+    ) =>
+      withOps((ops) =>
+        ops.createSupplier(code, o.org, {
+          status: o.status,
+          documentRoot: o.documentRoot,
+          documentBucket: o.documentBucket,
+          sendMigrationEmail: o.sendMigrationEmail,
+          region: o.region,
+        }),
+      ),
+  );
+supplier
+  .command('set-status <code> <status>')
+  .description(`set status (${supplierStatuses.join('|')})`)
+  .action((code: string, status: string) => withOps((ops) => ops.setSupplierStatus(code, status)));
+supplier.command('show <code>').action((code: string) => withOps((ops) => ops.showSupplier(code)));
+
+program
+  .command('team')
+  .description('operations teams')
+  .command('create <name>')
+  .action((name: string) => withOps((ops) => ops.createTeam(name)));
+
+program
+  .command('account')
+  .description('account import processes')
+  .command('skip <code> <externalAccountNumber>')
+  .description('mark an import process skipped: staging and creation refuse it')
+  .action((code: string, external: string) => withOps((ops) => ops.skipAccount(code, external)));
+
+program
+  .command('demo')
+  .description(
+    'create (idempotently) a demo organisation, supplier DEMO and team Migrations, with a new API key',
+  )
+  .option('--base-url <url>', 'where the API listens, for the printed curl', 'http://127.0.0.1:3000')
+  .action((o: { baseUrl: string }) => withOps((ops) => seedDemo(ops, o.baseUrl)));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else {
+    const message =
+      err instanceof OperatorError || err instanceof Error ? err.message.split('\n')[0] : String(err);
+    process.stderr.write(`error: ${message}\n`);
+    process.exitCode = err instanceof OperatorError ? 1 : 3;
+  }
+} finally {
+  await db?.close();
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, startTestApp, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'httperr', BODY_LIMIT_BYTES: '2048' } });
+  headers = (await createTenant(t, 'Errors Org', 'ERR')).headers;
+});
+afterAll(async () => t.close());
+
+const url = '/v1/data-import/validate-account/';
+
+describe('request errors', () => {
+  it('answers malformed JSON with 400 parse_error', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '{"import_supplier": ',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchInlineSnapshot(`
+      {
+        "code": "parse_error",
+        "detail": "Malformed JSON in the request body.",
+        "errors": [],
+      }
+    `);
+  });
+
+  it('answers an empty JSON body and prototype poisoning with 400 parse_error', async () => {
+    const empty = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().code).toBe('parse_error');
+    const poisoned = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '{"__proto__": {"admin": true}}',
+    });
+    expect(poisoned.statusCode).toBe(400);
+    expect(poisoned.json().code).toBe('parse_error');
+  });
+
+  it('answers a wrong content type with 415', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'text/csv' },
+      payload: 'a,b',
+    });
+    expect(res.statusCode).toBe(415);
+    expect(res.json()).toEqual({
+      detail: 'Send the body as application/json.',
+      code: 'unsupported_media_type',
+    });
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: JSON.stringify({ import_supplier: 'ERR', pad: 'x'.repeat(4096) }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ detail: 'The request body is too large.', code: 'payload_too_large' });
+  });
+
+  it('answers an unknown route with 404 in the documented shape', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v1/data-import/nothing-here/', headers });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ detail: 'Not found.', code: 'not_found' });
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a sane X-Request-Id and generates one otherwise', async () => {
+    const given = await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'script-run-42.7' } });
+    expect(given.headers['x-request-id']).toBe('script-run-42.7');
+    const generated = await t.app.inject({
+      url: '/healthz',
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('operations endpoints', () => {
+  it('serves health, readiness, metrics and the OpenAPI document', async () => {
+    expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    const ready = await t.app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
+    const metrics = await t.app.inject({ url: '/metrics' });
+    expect(metrics.headers['content-type']).toContain('text/plain');
+    expect(metrics.body).toContain('http_request_duration_seconds_bucket');
+    const openapi = (await t.app.inject({ url: '/docs/json' })).json();
+    expect(openapi.openapi).toMatch(/^3\./);
+    expect(Object.keys(openapi.paths)).toContain('/v1/data-import/validate-account/');
+    expect(Object.keys(openapi.paths)).toContain(
+      '/v1/data-import/account-transfer-status/{code}/{external}/',
+    );
+  });
+});

@@ -1,0 +1,188 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, graphqlToken, startTestApp, type TestApp } from '../support/app.js';
+
+const run = promisify(execFile);
+const cli = resolve(import.meta.dirname, '../../src/cli/index.ts');
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'cli' } });
+});
+afterAll(async () => t.close());
+
+async function admin(...args: string[]): Promise<{ code: number; out: any; err: string }> {
+  const env = {
+    ...process.env,
+    MONGO_URL: t.config.MONGO_URL,
+    JWT_SECRET: t.config.JWT_SECRET,
+    API_KEY_HASH_SECRET: t.config.API_KEY_HASH_SECRET,
+    LOG_LEVEL: 'silent',
+  };
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', cli, ...args], { env });
+    return { code: 0, out: JSON.parse(stdout), err: stderr };
+  } catch (e) {
+    const failure = e as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, out: failure.stdout, err: failure.stderr };
+  }
+}
+
+describe('import-admin', () => {
+  it('creates an organisation with a working API key, and refuses a duplicate', async () => {
+    const created = await admin('org', 'create', 'Iberia Power');
+    expect(created.code).toBe(0);
+    expect(created.out.organisation.name).toBe('Iberia Power');
+    expect(created.out.api_key).toMatch(/^amk_[A-Za-z0-9_-]{43}$/);
+    const token = await graphqlToken(t.app, { APIKey: created.out.api_key });
+    expect(token.body.data?.obtainKrakenToken.token).toEqual(expect.any(String));
+
+    const dup = await admin('org', 'create', 'Iberia Power');
+    expect(dup.code).toBe(1);
+    expect(dup.err.trim()).toBe('error: organisation "Iberia Power" already exists');
+    expect(dup.err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('creates and revokes API keys by prefix, and reports unknown ones', async () => {
+    await admin('org', 'create', 'Keys Org');
+    const key = await admin('api-key', 'create', '--org', 'Keys Org');
+    expect(key.code).toBe(0);
+    expect(key.out.api_key.startsWith(key.out.prefix)).toBe(true);
+    const revoked = await admin('api-key', 'revoke', key.out.prefix);
+    expect(revoked.code).toBe(0);
+    expect(revoked.out.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(
+      (await graphqlToken(t.app, { APIKey: key.out.api_key })).body.errors?.[0]?.extensions?.errorCode,
+    ).toBe('INVALID_API_KEY');
+    expect((await admin('api-key', 'revoke', key.out.prefix)).err).toContain('already revoked');
+    const unknown = await admin('api-key', 'revoke', 'amk_nothere');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('does not exist');
+    expect((await admin('api-key', 'create', '--org', 'Nobody')).err).toContain(
+      'organisation "Nobody" does not exist',
+    );
+  });
+
+  it('creates, shows and re-statuses suppliers, with errors for bad input', async () => {
+    await admin('org', 'create', 'Supplier Org');
+    const created = await admin(
+      'supplier',
+      'create',
+      'SUP_1',
+      '--org',
+      'Supplier Org',
+      '--document-root',
+      'migrations/sup1',
+      '--send-migration-email',
+    );
+    expect(created.code).toBe(0);
+    expect(created.out).toEqual({
+      code: 'SUP_1',
+      organisation: 'Supplier Org',
+      status: 'Ongoing',
+      document_root: 'migrations/sup1',
+      document_bucket: null,
+      send_migration_email: true,
+      region: 'ES',
+    });
+    const paused = await admin('supplier', 'set-status', 'SUP_1', 'Paused');
+    expect(paused.out.status).toBe('Paused');
+    expect((await admin('supplier', 'show', 'SUP_1')).out.status).toBe('Paused');
+
+    const badStatus = await admin('supplier', 'set-status', 'SUP_1', 'Finished');
+    expect(badStatus.code).toBe(1);
+    expect(badStatus.err).toContain('must be one of Ongoing, Paused, Complete');
+    const unknown = await admin('supplier', 'show', 'NOPE');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err.trim()).toBe('error: supplier "NOPE" does not exist');
+    expect((await admin('supplier', 'create', 'bad code', '--org', 'Supplier Org')).err).toContain(
+      'must match',
+    );
+    expect((await admin('supplier', 'create', 'SUP_1', '--org', 'Supplier Org')).err).toContain(
+      'already exists',
+    );
+    expect(
+      (await admin('supplier', 'create', 'SUP_2', '--org', 'Supplier Org', '--status', 'Done')).code,
+    ).not.toBe(0);
+  });
+
+  it('creates teams once', async () => {
+    const team = await admin('team', 'create', 'Migrations Squad');
+    expect(team.out).toEqual({ team: { id: expect.any(String), name: 'Migrations Squad' } });
+    expect((await admin('team', 'create', 'Migrations Squad')).err).toContain('already exists');
+  });
+
+  it('marks an account import process skipped', async () => {
+    await admin('org', 'create', 'Skip Org');
+    await admin('supplier', 'create', 'SKIPPY', '--org', 'Skip Org');
+    const skipped = await admin('account', 'skip', 'SKIPPY', 'EXT-1');
+    expect(skipped.out).toEqual({
+      import_supplier: 'SKIPPY',
+      external_account_number: 'EXT-1',
+      skipped: true,
+    });
+    const doc = await t.app.db.models.AccountImportProcess.findOne({
+      importSupplier: 'SKIPPY',
+      externalAccountNumber: 'EXT-1',
+    });
+    expect(doc?.skipped).toBe(true);
+    expect((await admin('account', 'skip', 'NOPE', 'EXT-1')).err).toContain('supplier "NOPE" does not exist');
+  });
+
+  it('seeds the demo idempotently and prints a token command', async () => {
+    const first = await admin('demo');
+    const second = await admin('demo');
+    expect(first.code).toBe(0);
+    expect(second.out.api_key).not.toBe(first.out.api_key);
+    expect(await t.app.db.models.ImportSupplier.countDocuments({ code: 'DEMO' })).toBe(1);
+    expect(await t.app.db.models.OperationsTeam.countDocuments({ name: 'Migrations' })).toBe(1);
+    expect(await t.app.db.models.Organisation.countDocuments({ name: 'Demo Energy' })).toBe(1);
+    expect(second.out.get_token).toContain('obtainKrakenToken');
+    const token = await graphqlToken(t.app, { APIKey: first.out.api_key });
+    expect(token.body.data?.obtainKrakenToken.token).toEqual(expect.any(String));
+  });
+
+  it('exits non-zero with usage help for an unknown command', async () => {
+    const res = await admin('frobnicate');
+    expect(res.code).not.toBe(0);
+    expect(res.err).toContain("unknown command 'frobnicate'");
+  });
+});
+
+describe('tenant isolation', () => {
+  it("answers another organisation's supplier exactly like a supplier that does not exist", async () => {
+    await createTenant(t, 'Tenant A', 'TENANT_A');
+    const b = await createTenant(t, 'Tenant B', 'TENANT_B');
+    for (const path of ['all', 'pending', 'imported']) {
+      const foreign = await t.app.inject({
+        url: `/v1/data-import/${path}-account-import-processes/TENANT_A/`,
+        headers: b.headers,
+      });
+      const missing = await t.app.inject({
+        url: `/v1/data-import/${path}-account-import-processes/NO_SUCH/`,
+        headers: b.headers,
+      });
+      expect(foreign.statusCode).toBe(404);
+      expect(foreign.json()).toEqual(missing.json());
+      expect(foreign.json().code).toBe('import_supplier_not_found');
+      const own = await t.app.inject({
+        url: `/v1/data-import/${path}-account-import-processes/TENANT_B/`,
+        headers: b.headers,
+      });
+      expect(own.statusCode).toBe(200);
+      expect(own.json()).toEqual([]);
+    }
+    const foreignStatus = await t.app.inject({
+      url: '/v1/data-import/account-transfer-status/TENANT_A/X1/',
+      headers: b.headers,
+    });
+    const missingStatus = await t.app.inject({
+      url: '/v1/data-import/account-transfer-status/NO_SUCH/X1/',
+      headers: b.headers,
+    });
+    expect(foreignStatus.statusCode).toBe(404);
+    expect(foreignStatus.json()).toEqual(missingStatus.json());
+  });
+});
