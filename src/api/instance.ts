@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../auth/tokens.js';
 import { loggerOptions } from '../logger.js';
@@ -8,12 +9,11 @@ import app from './app.js';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the Fastify server with the app registered; used by the `web` process and by tests. */
-export async function createApiServer(
-  config: Config,
-  deps: { clock?: Clock } = {},
-): Promise<FastifyInstance> {
+export type ServerDeps = { clock?: Clock; logStream?: DestinationStream };
+
+export async function createApiServer(config: Config, deps: ServerDeps = {}): Promise<FastifyInstance> {
   const server = Fastify({
-    logger: loggerOptions(config.LOG_LEVEL, 'web'),
+    logger: { ...loggerOptions(config.LOG_LEVEL, 'web'), ...(deps.logStream ? { stream: deps.logStream } : {}) },
     bodyLimit: config.BODY_LIMIT_BYTES,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Accept a caller's X-Request-Id when it is sane, so a migration script can correlate its own logs.

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { Clock } from '../../src/auth/tokens.js';
 import { Operations } from '../../src/admin/operations.js';
 import { createApiServer } from '../../src/api/instance.js';
@@ -9,10 +10,17 @@ export type TestApp = { app: FastifyInstance; config: Config; ops: Operations; c
 
 /** A real API (real database and Redis) driven with app.inject(); drops its database on close. */
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: Clock } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    logStream?: DestinationStream;
+    /** Adds test-only routes before the app is ready. */
+    extend?: (app: FastifyInstance) => void;
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig(options.env);
-  const app = await createApiServer(config, { clock: options.clock });
+  const app = await createApiServer(config, { clock: options.clock, logStream: options.logStream });
+  options.extend?.(app);
   await app.ready();
   const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
   return {

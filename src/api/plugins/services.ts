@@ -15,6 +15,19 @@ declare module 'fastify' {
   }
 }
 
+function waitForReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
 export type ServicesOptions = { config: Config; clock?: Clock };
 
 /** The process-wide dependencies: config, clock, one database connection, one Redis connection. */
@@ -38,6 +51,8 @@ export default fp<ServicesOptions>(
     const redis = producerConnection(config.REDIS_URL);
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
     app.decorate('redis', redis);
+    // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
+    await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {
       redis.disconnect();
       await db.close();
