@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs npm packages when missing or stale, redis-server when absent, and builds FerretDB.
+# SKIP_REDIS=1 / SKIP_FERRETDB=1 leave out a service that is provided another way. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/ensure-node.sh
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "[setup] npm ci" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+if [ -z "${SKIP_REDIS:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
+  echo "[setup] installing redis-server" >&2
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+fi
+if [ -z "${SKIP_FERRETDB:-}" ]; then bash scripts/ensure-ferretdb.sh; fi
