@@ -33,6 +33,7 @@ export const configSchema = z.object({
   /** How long a creation slot lives without a heartbeat: a crashed holder's slot frees itself after this. */
   ACCOUNT_CREATION_SLOT_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
   PAYMENT_VERIFICATION_WAIT_MS: z.coerce.number().int().positive().default(30_000),
+  PAYMENT_VENDOR_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(50),
   /** BullMQ job lock: a killed worker's job is picked up again once its lock expires and a stall check runs. */
   WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(500).default(30_000),

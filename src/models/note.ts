@@ -1,13 +1,16 @@
+import { createHash } from 'node:crypto';
 import { Schema, type InferSchemaType } from 'mongoose';
 
 /**
  * A note on an account. `dedupKey` is body + (given created_at or nothing): the unique index makes
- * concurrent identical imports converge on one note.
+ * concurrent identical imports converge on one note. Build it with `noteDedupKey` wherever notes are written.
  */
 export const noteSchema = new Schema(
   {
     accountId: { type: Schema.Types.ObjectId, required: true },
     dedupKey: { type: String, required: true },
+    /** Hash of the content alone (body and document locations): an undated import matches a note of any date. */
+    contentHash: { type: String, default: null },
     body: { type: String, default: null },
     documentPaths: { type: [String], default: [] },
     noteCreatedAt: { type: Date, required: true },
@@ -18,4 +21,18 @@ export const noteSchema = new Schema(
   { timestamps: true, collection: 'notes' },
 );
 noteSchema.index({ accountId: 1, dedupKey: 1 }, { unique: true });
+noteSchema.index({ accountId: 1, contentHash: 1 });
 export type Note = InferSchemaType<typeof noteSchema>;
+
+/**
+ * The dedup identity of a note: a hash of its content (body, document locations) plus its `created_at`
+ * as given (YYYY-MM-DDTHH:MM:SSZ), or `*` when none was given. Hashing keeps index keys short for long bodies.
+ */
+export function noteDedupKey(
+  body: string | null,
+  documentLocations: readonly string[],
+  createdAt: string | null,
+): { contentHash: string; dedupKey: string } {
+  const contentHash = createHash('sha256').update(JSON.stringify([body, documentLocations])).digest('hex');
+  return { contentHash, dedupKey: `${contentHash}|${createdAt ?? '*'}` };
+}

@@ -1,7 +1,69 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
+import { Types } from 'mongoose';
+import type { Config } from '../config.js';
+import { checkActive, recordInstruction, type VerifyOutcome } from '../post-import/payment-instructions.js';
+import { buildVendors, type PaymentVendor } from '../vendors/index.js';
 import type { JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
-export async function verifyPaymentInstructionJob(_data: JobData<'verify-payment-instruction'>, _job: Job, _ctx: WorkerContext): Promise<unknown> {
-  throw new UnrecoverableError('verify-payment-instruction is not implemented yet');
+const vendorsByConfig = new WeakMap<Config, ReadonlyMap<string, PaymentVendor>>();
+
+function vendorsFor(ctx: WorkerContext): ReadonlyMap<string, PaymentVendor> {
+  let vendors = vendorsByConfig.get(ctx.config);
+  if (!vendors) {
+    vendors = buildVendors(ctx.config, ctx.clock);
+    vendorsByConfig.set(ctx.config, vendors);
+  }
+  return vendors;
+}
+
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_MAX_MS = 2_000;
+
+/** Exponential backoff with full jitter (so retries of many jobs do not hit the vendor in step). */
+function backoff(attempt: number): number {
+  return Math.round(Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt));
+}
+
+/** The job must answer before the API stops waiting for it; keep a margin for the hand-back through Redis. */
+export function verificationDeadline(enqueuedAt: number, waitMs: number): number {
+  return enqueuedAt + waitMs - Math.min(2_000, Math.max(100, waitMs * 0.2));
+}
+
+/**
+ * Verifies a payment instruction at its vendor and records it as the account's active instruction.
+ * Transient vendor failures are retried here, with backoff, while the API's wait allows; then
+ * `vendor_unavailable`. A call already under way when the wait runs out is allowed to finish (up to the
+ * vendor timeout), so a slow vendor's late "exists" is still recorded and the client's retry finds it.
+ */
+export async function verifyPaymentInstructionJob(data: JobData<'verify-payment-instruction'>, job: Job, ctx: WorkerContext): Promise<VerifyOutcome> {
+  const accountId = new Types.ObjectId(data.accountId);
+  const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
+  const existing = await checkActive(ctx.db.models, accountId, wanted);
+  if (existing) return existing;
+
+  const vendor = vendorsFor(ctx).get(data.vendor);
+  if (!vendor) return { ok: false, code: 'vendor_instruction_not_found', detail: `Unknown payment vendor ${data.vendor}.` };
+
+  const deadline = verificationDeadline(job.timestamp, ctx.config.PAYMENT_VERIFICATION_WAIT_MS);
+  for (let attempt = 0; ; attempt++) {
+    const verdict = await vendor.verify({ reference: data.reference, type: data.type });
+    switch (verdict.kind) {
+      case 'found':
+        ctx.log.info({ vendor: vendor.name, attempts: attempt + 1 }, 'payment instruction verified');
+        return recordInstruction(ctx.db.models, accountId, wanted, verdict.details);
+      case 'not_found':
+        ctx.log.info({ vendor: vendor.name, reason: verdict.reason }, 'payment instruction refused by vendor');
+        return { ok: false, code: 'vendor_instruction_not_found' };
+      case 'unavailable':
+        ctx.log.error({ vendor: vendor.name, reason: verdict.reason }, 'payment vendor unusable');
+        return { ok: false, code: 'vendor_unavailable' };
+      case 'transient': {
+        const delay = backoff(attempt);
+        ctx.log.warn({ vendor: vendor.name, attempt: attempt + 1, reason: verdict.reason }, 'transient payment vendor failure');
+        if (Date.now() + delay >= deadline) return { ok: false, code: 'vendor_unavailable' };
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
 }

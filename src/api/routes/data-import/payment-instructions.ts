@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { validatePaymentInstruction } from '../../../domain/validation/index.js';
+import { paymentInstructionSchema } from '../../../schemas/post-import.js';
+import { checkActive, type VerifyOutcome } from '../../../post-import/payment-instructions.js';
+import { resolveImport } from '../../../post-import/target.js';
+import { jobId } from '../../../workers/catalog.js';
+import { ApiError } from '../../errors.js';
+
+export default async function paymentInstructionRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.post(
+    '/payment-instruction/create/',
+    {
+      schema: {
+        tags: ['post-import'],
+        summary: 'Verify a payment instruction at its vendor and make it the account\'s active instruction',
+        description:
+          'Verification runs on a worker while the request waits (PAYMENT_VERIFICATION_WAIT_MS). 400 vendor_instruction_not_found ' +
+          'or account_has_active_payment_instruction: do not retry unchanged. 500 vendor_unavailable: retry unchanged; a retry ' +
+          'joins a verification still under way and never records a second instruction.',
+        body: paymentInstructionSchema,
+        response: { 201: z.object({ kraken_account_number: z.string(), reference: z.string() }) },
+      },
+    },
+    async (request, reply) => {
+      const { account, data } = await resolveImport(app, request, validatePaymentInstruction);
+      const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
+      const created = () => reply.code(201).send({ kraken_account_number: account.number, reference: data.reference });
+
+      const known = await checkActive(app.db.models, account._id, wanted);
+      if (known?.ok) return created();
+      if (known) throw new ApiError(known.code);
+
+      // One job per (account, instruction): a retry joins a verification still running. A finished one is
+      // removed first so that a retry after a failure really asks the vendor again.
+      const digest = createHash('sha256').update(JSON.stringify([data.vendor, data.type, data.reference])).digest('hex').slice(0, 32);
+      const id = jobId('verify', account._id.toHexString(), digest);
+      const previous = await app.queues.queue('payment-verification').getJob(id).catch(() => undefined);
+      if (previous && ((await previous.isCompleted()) || (await previous.isFailed()))) await previous.remove().catch(() => undefined);
+
+      const { result, timedOut } = await app.queues.enqueueAndWait<'verify-payment-instruction', VerifyOutcome>(
+        'verify-payment-instruction',
+        { accountId: account._id.toHexString(), ...wanted, requestId: request.id },
+        { jobId: id, waitMs: app.config.PAYMENT_VERIFICATION_WAIT_MS },
+      );
+      if (timedOut || !result) throw new ApiError('vendor_unavailable');
+      if (!result.ok) throw new ApiError(result.code);
+      return created();
+    },
+  );
+}

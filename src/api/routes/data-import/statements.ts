@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validateStatementsImport } from '../../../domain/validation/index.js';
+import { statementsImportSchema } from '../../../schemas/post-import.js';
+import { importStatements } from '../../../post-import/statements.js';
+import { documentLocation, resolveImport } from '../../../post-import/target.js';
+
+export default async function statementRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.post(
+    '/historical-statements/create/',
+    {
+      schema: {
+        tags: ['post-import'],
+        summary: 'Import historical statements (document references) onto a created account',
+        description: 'Answers 201 with the validated data. A statement_id already on the account refuses the request.',
+        body: statementsImportSchema,
+        response: { 201: statementsImportSchema },
+      },
+    },
+    async (request, reply) => {
+      const { supplier, account, data } = await resolveImport(app, request, validateStatementsImport);
+      const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
+      await importStatements(app.db.models, account._id, data.statements, resolvePath);
+      return reply.code(201).send(data);
+    },
+  );
+}

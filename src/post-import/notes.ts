@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { Types } from 'mongoose';
+import { formatDateTime } from '../api/routes/data-import/import-status.js';
+import { noteDedupKey } from '../models/note.js';
+import type { Models } from '../models/index.js';
+import type { ImportNote } from '../schemas/post-import.js';
+import { insertIgnoringDuplicates } from './target.js';
+
+export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
+export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
+
+export type NoteResult = { created_at: string; body?: string; status: typeof NOTE_CREATION_SUCCESS | typeof NOTE_ALREADY_EXISTS };
+
+/**
+ * Imports notes. A note is new unless the account has one with the same content and, when `created_at` is
+ * given, the same `created_at`. The unique (accountId, dedupKey) index settles concurrent identical requests;
+ * an undated note additionally matches an existing note of any date (looked up by content hash first).
+ */
+export async function importNotes(
+  models: Models,
+  accountId: Types.ObjectId,
+  notes: readonly ImportNote[],
+  resolvePath: (path: string) => string,
+  now: Date,
+): Promise<NoteResult[]> {
+  const prepared = notes.map((n) => {
+    const documentPaths = (n.document_paths ?? []).map((p) => resolvePath(p.document_path));
+    const key = noteDedupKey(n.body ?? null, documentPaths, n.created_at ?? null);
+    return { note: n, documentPaths, ...key, createdAt: n.created_at ? new Date(n.created_at) : now };
+  });
+
+  const undatedHashes = prepared.filter((p) => !p.note.created_at).map((p) => p.contentHash);
+  const existingByContent = new Map<string, Date>();
+  if (undatedHashes.length > 0) {
+    const found = await models.Note.find({ accountId, contentHash: { $in: undatedHashes } }, { contentHash: 1, noteCreatedAt: 1 })
+      .sort({ noteCreatedAt: 1 })
+      .lean();
+    for (const f of found) if (f.contentHash && !existingByContent.has(f.contentHash)) existingByContent.set(f.contentHash, f.noteCreatedAt);
+  }
+
+  const toInsert = prepared.map((p, index) => ({ p, index })).filter(({ p }) => p.note.created_at || !existingByContent.has(p.contentHash));
+  const inserted = await insertIgnoringDuplicates(
+    models.Note,
+    toInsert.map(({ p }) => ({
+      accountId,
+      dedupKey: p.dedupKey,
+      contentHash: p.contentHash,
+      body: p.note.body ?? null,
+      documentPaths: p.documentPaths,
+      noteCreatedAt: p.createdAt,
+      isPinned: p.note.is_pinned ?? false,
+      unpinAt: p.note.unpin_at ? new Date(p.note.unpin_at) : null,
+      origin: 'note_import',
+    })),
+  );
+  const insertedIndexes = new Set(toInsert.filter((_, i) => inserted.has(i)).map(({ index }) => index));
+
+  // Undated notes that lost a race report the creation time of the note that won.
+  const lostUndated = prepared.filter((p, i) => !insertedIndexes.has(i) && !p.note.created_at && !existingByContent.has(p.contentHash));
+  if (lostUndated.length > 0) {
+    const winners = await models.Note.find({ accountId, dedupKey: { $in: lostUndated.map((p) => p.dedupKey) } }, { contentHash: 1, noteCreatedAt: 1 }).lean();
+    for (const w of winners) if (w.contentHash) existingByContent.set(w.contentHash, w.noteCreatedAt);
+  }
+
+  return prepared.map((p, i) => {
+    const created = insertedIndexes.has(i);
+    const at = created || p.note.created_at ? p.createdAt : (existingByContent.get(p.contentHash) ?? p.createdAt);
+    return { created_at: formatDateTime(at), body: p.note.body, status: created ? NOTE_CREATION_SUCCESS : NOTE_ALREADY_EXISTS };
+  });
+}
+
+/** The one pinned note explaining re-dated transactions; keyed by ledger and ids so retries converge on it. */
+export async function addRedatingNote(
+  models: Models,
+  accountId: Types.ObjectId,
+  ledgerId: Types.ObjectId,
+  body: string,
+  transactionIds: readonly string[],
+  now: Date,
+): Promise<void> {
+  const digest = createHash('sha256').update(JSON.stringify([ledgerId.toHexString(), [...transactionIds].sort()])).digest('hex');
+  await insertIgnoringDuplicates(models.Note, [
+    {
+      accountId,
+      dedupKey: `system:redated-transactions:${digest}`,
+      contentHash: `system:${digest}`,
+      body,
+      documentPaths: [],
+      noteCreatedAt: now,
+      isPinned: true,
+      unpinAt: null,
+      origin: 'system',
+    },
+  ]);
+}

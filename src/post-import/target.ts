@@ -1,0 +1,109 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { HydratedDocument } from 'mongoose';
+import { Decimal } from 'decimal.js';
+import { ApiError } from '../api/errors.js';
+import type { SupplierDoc } from '../api/plugins/tenancy.js';
+import { buildCatalogue, type Catalogue, type ValidationContext, type ValidationResult } from '../domain/validation/index.js';
+import type { Account } from '../models/account.js';
+import type { Models } from '../models/index.js';
+
+export type AccountDoc = HydratedDocument<Account>;
+
+const catalogues = new WeakMap<object, Catalogue>();
+
+/** The catalogue of a deployment, built once per config object. */
+function catalogueFor(app: FastifyInstance): Catalogue {
+  let catalogue = catalogues.get(app.config);
+  if (!catalogue) {
+    catalogue = buildCatalogue(app.config.CATALOGUE_EXTRA);
+    catalogues.set(app.config, catalogue);
+  }
+  return catalogue;
+}
+
+/** YYYY-MM-DD of a UTC instant. */
+export function isoDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/** The day after an ISO date. */
+export function nextDay(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + 1);
+  return isoDay(d);
+}
+
+/**
+ * The common front of every post-import endpoint: the caller's supplier must exist and be `Ongoing`, the body
+ * must pass its validator (with the supplier's region), and the account must have been created.
+ */
+export async function resolveImport<T extends { import_supplier: string; external_account_number: string }>(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  validate: (input: unknown, ctx: ValidationContext) => ValidationResult<T>,
+): Promise<{ supplier: SupplierDoc; account: AccountDoc; data: T }> {
+  const body = request.body as Record<string, unknown> | null | undefined;
+  const code = body && typeof body === 'object' ? body.import_supplier : undefined;
+  // Without a supplier code the validator reports the missing field; with one, the supplier must be usable.
+  const supplier = typeof code === 'string' && code.trim() !== '' ? await request.tenant.getOngoingSupplier(code.trim()) : null;
+  const result = validate(body, { region: supplier?.region ?? 'ES', catalogue: catalogueFor(app), today: isoDay(app.clock()) });
+  if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
+  if (!supplier) throw new ApiError('import_supplier_not_found');
+  const account = await findAccount(app.db.models, supplier.code, result.data.external_account_number);
+  return { supplier, account, data: result.data };
+}
+
+/** A created account; a staged-only or unknown one is 404 `account_not_found`. */
+export async function findAccount(models: Models, supplierCode: string, externalAccountNumber: string): Promise<AccountDoc> {
+  const account = await models.Account.findOne({ importSupplier: supplierCode, externalAccountNumber });
+  if (!account) throw new ApiError('account_not_found');
+  return account;
+}
+
+/** Where a document lives in object storage: bucket, then the supplier's root, then the payload path. */
+export function documentLocation(supplier: Pick<SupplierDoc, 'documentBucket' | 'documentRoot'>, defaultBucket: string, path: string): string {
+  const bucket = supplier.documentBucket ?? defaultBucket;
+  const root = (supplier.documentRoot ?? '').replace(/^\/+|\/+$/g, '');
+  return [bucket, root, path].filter((part) => part !== '').join('/');
+}
+
+/** A validated money string ("12.34") as integer cents; exact, never through a float. */
+export function toMinor(amount: string | Decimal): number {
+  const cents = new Decimal(amount).times(100);
+  if (!cents.isInteger()) throw new Error(`amount ${amount.toString()} has fractions of a cent`);
+  return cents.toNumber();
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
+type BulkError = { code?: number; writeErrors?: { code?: number; index?: number; err?: { index?: number; code?: number } }[] };
+
+/**
+ * Inserts documents ignoring duplicate-key errors (another request or an earlier attempt already wrote them).
+ * Returns the indexes this call actually inserted; any other failure is rethrown.
+ */
+export async function insertIgnoringDuplicates(
+  model: { insertMany(docs: object[], opts: object): Promise<unknown> },
+  docs: object[],
+): Promise<Set<number>> {
+  if (docs.length === 0) return new Set();
+  try {
+    await model.insertMany(docs, { ordered: false });
+    return new Set(docs.map((_, i) => i));
+  } catch (err) {
+    const writeErrors = (err as BulkError).writeErrors;
+    if (!writeErrors || writeErrors.length === 0) {
+      if (isDuplicateKey(err) && docs.length === 1) return new Set();
+      throw err;
+    }
+    const failed = new Set<number>();
+    for (const w of writeErrors) {
+      const code = w.code ?? w.err?.code;
+      if (code !== 11000) throw err;
+      failed.add(w.index ?? w.err?.index ?? -1);
+    }
+    return new Set(docs.map((_, i) => i).filter((i) => !failed.has(i)));
+  }
+}
