@@ -15,6 +15,10 @@ export const accountImportProcessSchema = new Schema(
     skipped: { type: Boolean, default: false },
     krakenAccountNumber: { type: String, default: null },
     accountCreatedAt: { type: Date, default: null },
+    /** Number of real (non-dry-run) creates accepted; part of the deterministic id of each create job. */
+    creationAttempt: { type: Number, default: 0 },
+    /** The id of the latest create job: while it is queued or running, the status is IN_PROGRESS. */
+    creationJobId: { type: String, default: null },
   },
   { timestamps: true, collection: 'account_import_processes' },
 );

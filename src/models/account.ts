@@ -18,7 +18,10 @@ export const accountSchema = new Schema(
     accountType: { type: String, required: true },
     billingName: { type: String, required: true },
     billingAddress1: { type: String, default: null },
+    billingAddress2: { type: String, default: null },
+    billingAddress3: { type: String, default: null },
     billingAddress4: { type: String, default: null },
+    billingAddress5: { type: String, default: null },
     billingPostcode: { type: String, default: null },
     salesChannel: { type: String, default: null },
     salesSubchannel: { type: String, default: null },
@@ -28,8 +31,14 @@ export const accountSchema = new Schema(
     paymentSchedules: { type: [Schema.Types.Mixed], default: [] },
     references: { type: [Schema.Types.Mixed], default: [] },
     metadata: { type: String, default: '[]' },
+    /** The staged payload (as received) the account was created from; a resumed creation reuses it. */
+    sourcePayload: { type: String, default: null },
+    /** Migration e-mail: null (not wanted), pending, sending, sent, skipped (no SMTP / no address), uncertain. */
+    migrationEmailStatus: { type: String, default: null },
+    migrationEmailAt: { type: Date, default: null },
   },
   { timestamps: true, collection: 'accounts' },
 );
 accountSchema.index({ importSupplier: 1, externalAccountNumber: 1 }, { unique: true });
+accountSchema.index({ processId: 1 }, { unique: true });
 export type Account = InferSchemaType<typeof accountSchema>;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import type { QueueName } from './catalog.js';
@@ -10,5 +11,7 @@ export type WorkerContext = {
   db: Database;
   log: Logger;
   queue: (name: QueueName) => Queue;
+  /** The process's producer connection (fails fast while Redis is down), e.g. for creation slots. */
+  redis: Redis;
   clock: () => Date;
 };

@@ -1,7 +1,62 @@
-import { UnrecoverableError, type Job } from 'bullmq';
-import type { JobData } from './catalog.js';
+import { DelayedError, type Job } from 'bullmq';
+import { createAccount, type CreationOutcome } from '../creation/create-account.js';
+import { CreationSlots } from '../creation/slots.js';
+import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
-export async function createAccountJob(_data: JobData<'create-account'>, _job: Job, _ctx: WorkerContext): Promise<unknown> {
-  throw new UnrecoverableError('create-account is not implemented yet');
+/**
+ * Runs one account creation under its concurrency slot. The API took the slot when it accepted the
+ * request; the worker renews it while it works (or takes it again when it lapsed, e.g. after the API gave
+ * up waiting), and waits in the delayed set when the limit is full, so the limit also binds workers.
+ */
+export async function createAccountJob(
+  data: JobData<'create-account'>,
+  job: Job,
+  ctx: WorkerContext,
+): Promise<CreationOutcome> {
+  const slots = new CreationSlots(ctx.redis, ctx.config);
+  const slot = await slots.acquire(data.processId, 'worker');
+  if (slot.status !== 'taken') {
+    await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);
+    throw new DelayedError();
+  }
+  const stop = slots.keepAlive(data.processId, (err) =>
+    ctx.log.warn({ err }, 'could not renew creation slot'),
+  );
+  let finished = false;
+  try {
+    const outcome = await createAccount(
+      { db: ctx.db, config: ctx.config, clock: ctx.clock },
+      {
+        processId: data.processId,
+        operationsTeamId: data.operationsTeamId,
+        dryRun: data.dryRun,
+        jobId: job.id!,
+      },
+    );
+    finished = true;
+    if (outcome.ok && outcome.send_email) {
+      // One e-mail job per account: its id is the account's, so a retried creation cannot add a second.
+      const spec = jobCatalog['send-migration-email'];
+      await ctx
+        .queue(spec.queue)
+        .add(
+          'send-migration-email',
+          { accountId: outcome.account_id, requestId: data.requestId },
+          { ...spec.options, ...retention, jobId: jobId('email', outcome.account_id) },
+        );
+    }
+    ctx.log.info(
+      { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code },
+      'account creation finished',
+    );
+    return outcome;
+  } catch (err) {
+    // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
+    if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    throw err;
+  } finally {
+    stop();
+    if (finished) await slots.release(data.processId).catch(() => undefined);
+  }
 }

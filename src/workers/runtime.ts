@@ -26,6 +26,7 @@ export function startWorkers(
     db,
     log,
     queue: (name) => queues.get(name)!,
+    redis: producer,
     clock: deps.clock ?? (() => new Date()),
   };
 

@@ -2,9 +2,16 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { CreationSlots } from '../../../creation/slots.js';
 import { ApiError } from '../../errors.js';
+import { PENDING_JOB_STATES } from './create-account.js';
 
 const supplierParams = z.object({ code: z.string().min(1).max(64) });
+// Optional keyset pagination (off unless `limit` is given): items after `after`, in the list's order.
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  after: z.string().min(1).max(128).optional(),
+});
 const statusParams = supplierParams.extend({ external: z.string().min(1).max(128) });
 
 const listItem = z.object({
@@ -26,6 +33,19 @@ export function formatDateTime(date: Date): string {
 
 export default async function importStatusRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const slots = new CreationSlots(app.redis, app.config);
+
+  /** Queued or running: the account holds a creation slot, or its latest create job has not finished. */
+  async function creationRunning(processId: string, jobId: string | null | undefined): Promise<boolean> {
+    // Reads keep working while Redis is down; the status then falls back to what the database knows.
+    if (await slots.isHeld(processId).catch(() => false)) return true;
+    if (!jobId) return false;
+    const state = await app.queues
+      .queue('account-creation')
+      .getJobState(jobId)
+      .catch(() => 'unknown');
+    return PENDING_JOB_STATES.has(state);
+  }
 
   app.get(
     '/account-transfer-status/:code/:external/',
@@ -42,11 +62,15 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
       const process = await app.db.models.AccountImportProcess.findOne({
         importSupplier: supplier.code,
         externalAccountNumber: request.params.external,
-      }).lean();
-      if (!process || (!process.stagedPayload && !process.krakenAccountNumber))
+      })
+        .select({ stagedPayload: 0 })
+        .lean();
+      if (!process || (!process.stagedAt && !process.krakenAccountNumber))
         throw new ApiError('import_process_not_found');
       if (process.krakenAccountNumber)
         return { status: 'COMPLETED' as const, kraken_account_number: process.krakenAccountNumber };
+      if (await creationRunning(process._id.toHexString(), process.creationJobId))
+        return { status: 'IN_PROGRESS' as const, kraken_account_number: '' };
       return { status: 'UNKNOWN' as const, kraken_account_number: '' };
     },
   );
@@ -54,7 +78,15 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
   const list = (kind: ListKind, summary: string) =>
     app.get(
       `/${kind}-account-import-processes/:code/`,
-      { schema: { tags: ['status'], summary, params: supplierParams, response: { 200: z.array(listItem) } } },
+      {
+        schema: {
+          tags: ['status'],
+          summary,
+          params: supplierParams,
+          querystring: listQuery,
+          response: { 200: z.array(listItem) },
+        },
+      },
       async (request, reply) => {
         const supplier = await request.tenant.getSupplier(request.params.code);
         const filter: Record<string, unknown> = { importSupplier: supplier.code, skipped: { $ne: true } };
@@ -62,11 +94,13 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
           Object.assign(filter, { krakenAccountNumber: null, stagedPayload: { $ne: null } });
         else if (kind === 'imported') filter.krakenAccountNumber = { $ne: null };
         else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedPayload: { $ne: null } }];
-        const cursor = app.db.models.AccountImportProcess.find(filter)
+        const { limit, after } = request.query;
+        if (after !== undefined) filter.externalAccountNumber = { $gt: after };
+        const query = app.db.models.AccountImportProcess.find(filter)
           .select({ externalAccountNumber: 1, krakenAccountNumber: 1, accountCreatedAt: 1, _id: 0 })
-          .sort({ externalAccountNumber: 1 })
-          .lean()
-          .cursor({ batchSize: 1000 });
+          .sort({ externalAccountNumber: 1 });
+        if (limit !== undefined) query.limit(limit);
+        const cursor = query.lean().cursor({ batchSize: Math.min(limit ?? 1000, 1000) });
         // Streamed item by item so memory stays flat however long the cohort is.
         async function* body() {
           let first = true;

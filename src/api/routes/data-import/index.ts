@@ -6,6 +6,8 @@ import billingDocumentRoutes from './billing-documents.js';
 import statementRoutes from './statements.js';
 import paymentInstructionRoutes from './payment-instructions.js';
 import validateAccountRoutes from './validate-account.js';
+import stageAccountRoutes from './stage-account.js';
+import createAccountRoutes from './create-account.js';
 
 /** Every data-import route requires a token; the hook here is the single gate. */
 export default async function dataImportRoutes(app: FastifyInstance): Promise<void> {
@@ -17,4 +19,6 @@ export default async function dataImportRoutes(app: FastifyInstance): Promise<vo
   await app.register(statementRoutes);
   await app.register(paymentInstructionRoutes);
   await app.register(validateAccountRoutes);
+  await app.register(stageAccountRoutes);
+  await app.register(createAccountRoutes);
 }

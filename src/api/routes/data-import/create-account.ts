@@ -1,0 +1,220 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { CreationOutcome } from '../../../creation/create-account.js';
+import { CreationSlots } from '../../../creation/slots.js';
+import { validateAccount, validateCreateAccountRequest } from '../../../domain/validation/index.js';
+import { createAccountRequestSchema } from '../../../schemas/post-import.js';
+import { jobId } from '../../../workers/catalog.js';
+import { ApiError } from '../../errors.js';
+import { errorBody } from '../../schemas.js';
+import { validationContext } from '../../validation.js';
+
+/** While a create job is in one of these states the account is IN_PROGRESS. */
+export const PENDING_JOB_STATES: ReadonlySet<string> = new Set([
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+]);
+
+const createdBody = z.object({ kraken_account_number: z.string() });
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[name]
+    : undefined;
+}
+
+function redisUnavailable(): ApiError {
+  return new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+}
+
+export default async function createAccountRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const slots = new CreationSlots(app.redis, app.config);
+  const { models } = app.db;
+
+  /** A refusal carrying only a code becomes its documented error; validation errors are recomputed here. */
+  async function refusal(
+    outcome: Exclude<CreationOutcome, { ok: true }>,
+    processId: string,
+    request: FastifyRequest,
+  ): Promise<ApiError> {
+    if (outcome.code === 'account_import_process_already_imported') {
+      const { external_account_number, kraken_account_number } = outcome;
+      return new ApiError(outcome.code, { fields: { external_account_number, kraken_account_number } });
+    }
+    if (outcome.code === 'account_failed_validation') {
+      // Job results hold no payload data, so the errors are recomputed from the staged data.
+      const process = await models.AccountImportProcess.findById(processId)
+        .select({ stagedPayload: 1, importSupplier: 1 })
+        .lean();
+      const supplier = await request.tenant.findSupplier(process?.importSupplier);
+      const result = process?.stagedPayload
+        ? validateAccount(JSON.parse(process.stagedPayload), validationContext(app, supplier))
+        : null;
+      return new ApiError(outcome.code, { errors: result && !result.ok ? result.errors : [] });
+    }
+    return new ApiError(outcome.code, outcome.detail ? { detail: outcome.detail } : {});
+  }
+
+  app.post(
+    '/account-import-process/process/',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Create the account from its staged data (runs on a worker; the request waits, bounded)',
+        description:
+          '201 with the new number. 400 for validation errors, `import_process_does_not_exist`, ' +
+          '`operations_team_name_does_not_exist`, `account_import_process_already_imported`, `account_import_in_progress`, ' +
+          '`dry_run_rolled_back`. 429 `concurrency_limit_exceeded` (not queued; see Retry-After). ' +
+          '503 `account_creation_pending` when the wait runs out (the job keeps running) or `service_unavailable`.',
+        body: createAccountRequestSchema,
+        response: { 201: createdBody, 400: errorBody, 429: errorBody, 503: errorBody },
+      },
+    },
+    async (request, reply) => {
+      const supplier = await request.tenant.findSupplier(field(request.body, 'import_supplier_code'));
+      const result = validateCreateAccountRequest(request.body, validationContext(app, supplier));
+      if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
+      const body = result.data;
+      if (!supplier) {
+        throw new ApiError('request_failed_validation', {
+          errors: [
+            {
+              detail: `Import supplier ${body.import_supplier_code} does not exist.`,
+              code: 'import_supplier_not_found',
+              attr: 'import_supplier_code',
+            },
+          ],
+        });
+      }
+      if (supplier.status !== 'Ongoing') {
+        throw new ApiError('import_supplier_migration_not_ongoing', {
+          detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
+        });
+      }
+      const team = await models.OperationsTeam.findOne({ name: body.operations_team_name })
+        .select({ _id: 1 })
+        .lean();
+      if (!team) throw new ApiError('operations_team_name_does_not_exist');
+      const process = await models.AccountImportProcess.findOne({
+        importSupplier: supplier.code,
+        externalAccountNumber: body.external_account_number,
+      })
+        .select({ stagedPayload: 0 })
+        .lean();
+      if (process?.krakenAccountNumber) {
+        throw new ApiError('account_import_process_already_imported', {
+          fields: {
+            external_account_number: process.externalAccountNumber,
+            kraken_account_number: process.krakenAccountNumber,
+          },
+        });
+      }
+      if (process?.skipped) throw new ApiError('account_import_process_skipped');
+      if (!process?.stagedAt) throw new ApiError('import_process_does_not_exist');
+      const processId = process._id.toHexString();
+      const dryRun = body.dry_run === true;
+
+      // The slot is the limit and the per-account lock at once; taking it is one atomic step in Redis.
+      const slot = await slots.acquire(processId, 'api').catch(() => {
+        throw redisUnavailable();
+      });
+      if (slot.status === 'already_held') throw new ApiError('account_import_in_progress');
+      if (slot.status === 'limit_reached')
+        throw new ApiError('concurrency_limit_exceeded', { headers: { 'retry-after': '1' } });
+
+      let id: string;
+      try {
+        id = await chooseJobId(
+          processId,
+          process.creationJobId,
+          process.creationAttempt ?? 0,
+          dryRun,
+          request.id,
+        );
+      } catch (err) {
+        await slots.release(processId).catch(() => undefined);
+        throw err;
+      }
+
+      let onLost: (err: unknown) => void = () => undefined;
+      const lost = new Promise<never>((_, reject) => (onLost = reject));
+      // Renewed every second while waiting: the slot stays ours, and a Redis outage ends the wait at once.
+      const stop = slots.keepAlive(processId, (err) => onLost(err), 1_000);
+      const waiting = app.queues.enqueueAndWait<'create-account', CreationOutcome>(
+        'create-account',
+        { processId, operationsTeamId: team._id.toHexString(), dryRun, requestId: request.id },
+        { jobId: id, waitMs: app.config.ACCOUNT_CREATION_WAIT_MS },
+      );
+      waiting.catch(() => undefined);
+      let settled: Awaited<typeof waiting>;
+      try {
+        settled = await Promise.race([waiting, lost]);
+      } catch (err) {
+        if (err instanceof ApiError) {
+          await slots.release(processId).catch(() => undefined);
+          throw err;
+        }
+        // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
+        if (
+          !(await app.redis.ping().then(
+            () => true,
+            () => false,
+          ))
+        )
+          throw redisUnavailable();
+        throw err;
+      } finally {
+        stop();
+      }
+      if (settled.timedOut || settled.result === undefined) {
+        throw new ApiError('account_creation_pending', { headers: { 'retry-after': '10' } });
+      }
+      const outcome = settled.result;
+      if (!outcome.ok) throw await refusal(outcome, processId, request);
+      reply.code(201);
+      return { kraken_account_number: outcome.kraken_account_number };
+    },
+  );
+
+  /**
+   * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (a queued
+   * job left behind by an earlier request is joined rather than duplicated); a dry run is tied to its request.
+   */
+  async function chooseJobId(
+    processId: string,
+    currentJobId: string | null | undefined,
+    attempt: number,
+    dryRun: boolean,
+    requestId: string,
+  ) {
+    if (currentJobId) {
+      const state = await app.queues
+        .queue('account-creation')
+        .getJobState(currentJobId)
+        .catch(() => {
+          throw redisUnavailable();
+        });
+      if (PENDING_JOB_STATES.has(state)) {
+        if (dryRun) throw new ApiError('account_import_in_progress');
+        return currentJobId;
+      }
+    }
+    if (dryRun) return jobId('dryrun', processId, requestId);
+    const next = jobId('create', processId, String(attempt + 1));
+    const claimed = await models.AccountImportProcess.updateOne(
+      {
+        _id: processId,
+        creationAttempt: attempt === 0 ? { $in: [0, null] } : attempt,
+        krakenAccountNumber: null,
+      },
+      { $set: { creationAttempt: attempt + 1, creationJobId: next } },
+    );
+    if (claimed.modifiedCount !== 1) throw new ApiError('account_import_in_progress');
+    return next;
+  }
+}

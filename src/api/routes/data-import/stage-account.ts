@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { stageAccount } from '../../../creation/staging.js';
+import { accountPayloadSchema } from '../../../schemas/account.js';
+import { ApiError } from '../../errors.js';
+import { errorBody } from '../../schemas.js';
+import { validateAccountRequest } from '../../validation.js';
+
+const stagedBody = z.object({ import_supplier: z.string(), external_account_number: z.string() });
+
+export default async function stageAccountRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.post(
+    '/account-import-process/create-or-update/',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Stage account data (create or update), without creating the account',
+        description:
+          '201 the first time, 200 when staged data is replaced. 400 `account_failed_validation`, ' +
+          '`account_import_process_already_imported` (with both numbers), `account_import_process_skipped` or ' +
+          '`import_supplier_migration_not_ongoing`.',
+        body: accountPayloadSchema,
+        response: { 200: stagedBody, 201: stagedBody, 400: errorBody },
+      },
+    },
+    async (request, reply) => {
+      const { supplier, data } = await validateAccountRequest(request, request.body);
+      if (supplier.status !== 'Ongoing') {
+        throw new ApiError('import_supplier_migration_not_ongoing', {
+          detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
+        });
+      }
+      const outcome = await stageAccount(app.db.models, {
+        organisationId: supplier.organisationId,
+        importSupplier: supplier.code,
+        externalAccountNumber: data.external_account_number,
+        // Stored as received: creation re-validates it, and transactions keep their original JSON.
+        payload: JSON.stringify(request.body),
+        now: app.clock(),
+      });
+      if (outcome.status === 'already_imported') {
+        throw new ApiError('account_import_process_already_imported', {
+          fields: {
+            external_account_number: data.external_account_number,
+            kraken_account_number: outcome.krakenAccountNumber,
+          },
+        });
+      }
+      if (outcome.status === 'skipped') throw new ApiError('account_import_process_skipped');
+      reply.code(outcome.status === 'created' ? 201 : 200);
+      return { import_supplier: supplier.code, external_account_number: data.external_account_number };
+    },
+  );
+}

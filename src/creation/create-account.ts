@@ -1,0 +1,252 @@
+import { randomBytes } from 'node:crypto';
+import type { Model } from 'mongoose';
+import { Types } from 'mongoose';
+import type { Config } from '../config.js';
+import {
+  buildCatalogue,
+  catalogueNames,
+  validateAccount,
+  type Catalogue,
+  type CatalogueName,
+  type ValidationContext,
+} from '../domain/validation/index.js';
+import type { Database } from '../infra/mongo.js';
+import type { AccountPayload } from '../schemas/account.js';
+import {
+  accountFields,
+  buildLedgers,
+  buildNotes,
+  buildStatements,
+  buildTransactions,
+  type RecordContext,
+} from './records.js';
+
+/**
+ * Account creation: the staged payload becomes the account and its records. Idempotent by construction,
+ * so a worker killed at any point and the job retried ends with one account and one copy of each record:
+ * the account is unique per import process, child records have ids derived from their natural keys
+ * (inserts of existing ones are duplicate-key no-ops), and the process is marked imported last.
+ * Business outcomes are returned; only real failures (database down, bugs) throw.
+ */
+
+export type CreationInput = { processId: string; operationsTeamId: string; dryRun: boolean; jobId: string };
+
+export type CreationDeps = { db: Database; config: Config; clock: () => Date };
+
+export type CreationRefusal =
+  | 'import_process_does_not_exist'
+  | 'account_import_process_skipped'
+  | 'import_supplier_migration_not_ongoing'
+  | 'operations_team_name_does_not_exist'
+  | 'account_failed_validation'
+  | 'dry_run_rolled_back';
+
+/** Job results are stored in clear text in Redis: codes and numbers only, never payload data. */
+export type CreationOutcome =
+  | { ok: true; kraken_account_number: string; account_id: string; send_email: boolean }
+  | { ok: false; code: CreationRefusal; detail?: string }
+  | {
+      ok: false;
+      code: 'account_import_process_already_imported';
+      external_account_number: string;
+      kraken_account_number: string;
+    };
+
+const catalogues = new WeakMap<Config, Catalogue>();
+
+/** The validation context a creation runs with: the supplier's region, the deployment's catalogue, today. */
+export function creationValidationContext(
+  config: Config,
+  region: string | null | undefined,
+  now: Date,
+): ValidationContext {
+  let catalogue = catalogues.get(config);
+  if (!catalogue) {
+    const extra = Object.fromEntries(
+      Object.entries(config.CATALOGUE_EXTRA).filter(([name]) =>
+        catalogueNames.includes(name as CatalogueName),
+      ),
+    );
+    catalogue = buildCatalogue(extra);
+    catalogues.set(config, catalogue);
+  }
+  return { region: region ?? 'ES', catalogue, today: now.toISOString().slice(0, 10) };
+}
+
+/** `A-` and 8 characters of 0-9A-F. */
+export function newAccountNumber(): string {
+  return `A-${randomBytes(4).toString('hex').toUpperCase()}`;
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: number; writeErrors?: Array<{ code?: number; err?: { code?: number } }> };
+  if (e.writeErrors?.length) return e.writeErrors.every((w) => (w.code ?? w.err?.code) === 11000);
+  return e.code === 11000;
+}
+
+/** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
+async function insertMissing(model: Model<any>, docs: object[]): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await model.insertMany(docs, { ordered: false });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+}
+
+const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
+  ok: false,
+  code,
+  ...(detail ? { detail } : {}),
+});
+
+export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
+  const { models } = deps.db;
+  const process = await models.AccountImportProcess.findById(input.processId).lean();
+  if (!process || (!process.stagedPayload && !process.krakenAccountNumber))
+    return refuse('import_process_does_not_exist');
+  if (process.krakenAccountNumber) {
+    // The same job retried after it had finished its writes: the same success again.
+    if (!input.dryRun && process.creationJobId === input.jobId) {
+      const account = await models.Account.findOne({ processId: process._id })
+        .select({ _id: 1, migrationEmailStatus: 1 })
+        .lean();
+      if (account) {
+        return {
+          ok: true,
+          kraken_account_number: process.krakenAccountNumber,
+          account_id: account._id.toHexString(),
+          send_email: account.migrationEmailStatus === 'pending',
+        };
+      }
+    }
+    return {
+      ok: false,
+      code: 'account_import_process_already_imported',
+      external_account_number: process.externalAccountNumber,
+      kraken_account_number: process.krakenAccountNumber,
+    };
+  }
+  if (process.skipped) return refuse('account_import_process_skipped');
+
+  const supplier = await models.ImportSupplier.findOne({
+    code: process.importSupplier,
+    organisationId: process.organisationId,
+  }).lean();
+  if (!supplier) return refuse('import_process_does_not_exist');
+  if (supplier.status !== 'Ongoing') {
+    return refuse(
+      'import_supplier_migration_not_ongoing',
+      `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
+    );
+  }
+  if (
+    !Types.ObjectId.isValid(input.operationsTeamId) ||
+    !(await models.OperationsTeam.exists({ _id: input.operationsTeamId }))
+  ) {
+    return refuse('operations_team_name_does_not_exist');
+  }
+
+  // A creation that was interrupted resumes from the payload its account was made from, even if re-staged since.
+  const existing = input.dryRun ? null : await models.Account.findOne({ processId: process._id }).lean();
+  const sourcePayload = existing?.sourcePayload ?? process.stagedPayload!;
+  const validated = validateAccount(
+    JSON.parse(sourcePayload),
+    creationValidationContext(deps.config, supplier.region, deps.clock()),
+  );
+  if (!validated.ok) return refuse('account_failed_validation');
+  const data = validated.data;
+  const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
+  const sendEmail = supplier.sendMigrationEmail === true;
+
+  const recordContext = (accountId: Types.ObjectId): RecordContext => ({
+    accountId,
+    bucket: supplier.documentBucket ?? deps.config.DOCUMENT_BUCKET,
+    documentRoot: supplier.documentRoot ?? '',
+  });
+
+  if (input.dryRun) {
+    // Everything up to the writes, including the models' own validation of every document.
+    const ctx = recordContext(new Types.ObjectId());
+    const docs: Array<[Model<any>, object[]]> = [
+      [models.Ledger, buildLedgers(data, ctx)],
+      [models.Transaction, buildTransactions(data, raw, ctx)],
+      [models.Note, buildNotes(data, ctx)],
+      [models.Statement, buildStatements(data, ctx)],
+    ];
+    for (const [model, list] of docs) {
+      for (const doc of list) {
+        const problem = new model(doc).validateSync();
+        if (problem) throw problem;
+      }
+    }
+    return refuse('dry_run_rolled_back');
+  }
+
+  const account =
+    existing ??
+    (await insertAccount(models, {
+      organisationId: process.organisationId,
+      importSupplier: process.importSupplier,
+      externalAccountNumber: process.externalAccountNumber,
+      processId: process._id,
+      operationsTeamId: new Types.ObjectId(input.operationsTeamId),
+      ...accountFields(data),
+      sourcePayload,
+      migrationEmailStatus: sendEmail ? 'pending' : null,
+    }));
+
+  const ctx = recordContext(account._id);
+  await writeRecords(deps.db, data, raw, ctx);
+
+  // Last: from here on the account counts as imported.
+  await models.AccountImportProcess.updateOne(
+    { _id: process._id, krakenAccountNumber: null },
+    { $set: { krakenAccountNumber: account.number, accountCreatedAt: account.createdAt ?? deps.clock() } },
+  );
+  const after = await models.AccountImportProcess.findById(process._id)
+    .select({ krakenAccountNumber: 1 })
+    .lean();
+  if (after?.krakenAccountNumber !== account.number)
+    throw new Error('import process marked with another account number');
+  return {
+    ok: true,
+    kraken_account_number: account.number,
+    account_id: account._id.toHexString(),
+    send_email: account.migrationEmailStatus === 'pending',
+  };
+}
+
+async function writeRecords(
+  db: Database,
+  data: AccountPayload,
+  raw: Parameters<typeof buildTransactions>[1],
+  ctx: RecordContext,
+) {
+  const { models } = db;
+  await Promise.all([
+    insertMissing(models.Ledger, buildLedgers(data, ctx)),
+    insertMissing(models.Transaction, buildTransactions(data, raw, ctx)),
+    insertMissing(models.Note, buildNotes(data, ctx)),
+    insertMissing(models.Statement, buildStatements(data, ctx)),
+  ]);
+}
+
+type NewAccount = Record<string, unknown> & { processId: Types.ObjectId };
+
+/** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
+async function insertAccount(models: Database['models'], fields: NewAccount) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      const [doc] = await models.Account.insertMany([{ ...fields, number: newAccountNumber() }]);
+      return doc!.toObject();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      // Either another attempt of this creation inserted the account first, or the number was taken.
+      const winner = await models.Account.findOne({ processId: fields.processId }).lean();
+      if (winner) return winner;
+    }
+  }
+  throw new Error('could not allocate a unique account number');
+}

@@ -1,0 +1,147 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The global limit on accounts being created at once, shared by every API pod and worker.
+ *
+ * One Redis sorted set per deployment (per queue prefix): member = import process id, score = the time
+ * (Redis server clock, ms) at which the slot lapses. Holders renew their slot while they work (the API while
+ * it waits for the job, the worker while it runs it), so a crashed holder's slot lapses on its own after
+ * the lease. Every decision is one Lua script, so "count, compare, add" is atomic across processes.
+ * The member being the process id also makes the set the lock against a second create of the same account.
+ */
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// KEYS: slots, peak. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker').
+// Returns {status, in_flight}: 1 taken (or renewed, worker mode), 0 limit reached, -1 already held (api mode).
+const ACQUIRE = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local lease = tonumber(ARGV[3])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1])} end
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+  return {1, redis.call('ZCARD', KEYS[1])}
+end
+local card = redis.call('ZCARD', KEYS[1])
+local limit = tonumber(ARGV[2])
+if limit > 0 and card >= limit then return {0, card} end
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+card = card + 1
+if card > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], card) end
+return {1, card}`;
+
+// Renews only a slot that is still held: a late heartbeat must never resurrect a released slot.
+const RENEW = `${NOW}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) > now then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+  return 1
+end
+return 0`;
+
+const HELD = `${NOW}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) > now then return 1 end
+return 0`;
+
+const IN_FLIGHT = `${NOW}
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
+
+type SlotCommands = {
+  slotAcquire(
+    slots: string,
+    peak: string,
+    member: string,
+    limit: number,
+    leaseMs: number,
+    mode: string,
+  ): Promise<[number, number]>;
+  slotRenew(slots: string, member: string, leaseMs: number): Promise<number>;
+  slotHeld(slots: string, member: string): Promise<number>;
+  slotInFlight(slots: string): Promise<number>;
+};
+
+function withCommands(redis: Redis): Redis & SlotCommands {
+  if (!('slotAcquire' in redis)) {
+    redis.defineCommand('slotAcquire', { numberOfKeys: 2, lua: ACQUIRE });
+    redis.defineCommand('slotRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
+    redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
+  }
+  return redis as Redis & SlotCommands;
+}
+
+export type AcquireResult = { status: 'taken' | 'limit_reached' | 'already_held'; inFlight: number };
+
+export type SlotSettings = {
+  QUEUE_PREFIX: string;
+  ACCOUNT_CREATION_CONCURRENCY: number;
+  ACCOUNT_CREATION_SLOT_LEASE_MS: number;
+};
+
+export class CreationSlots {
+  private readonly redis: Redis & SlotCommands;
+  private readonly key: string;
+  private readonly peakKey: string;
+  readonly limit: number;
+  readonly leaseMs: number;
+
+  constructor(redis: Redis, settings: SlotSettings) {
+    this.redis = withCommands(redis);
+    this.key = `${settings.QUEUE_PREFIX}:account-creation:slots`;
+    this.peakKey = `${settings.QUEUE_PREFIX}:account-creation:peak`;
+    this.limit = settings.ACCOUNT_CREATION_CONCURRENCY;
+    this.leaseMs = settings.ACCOUNT_CREATION_SLOT_LEASE_MS;
+  }
+
+  /**
+   * `api`: a new creation; refused when the account already holds a slot (a create is running).
+   * `worker`: the job's own slot; renewed when held, else taken again if the limit allows.
+   */
+  async acquire(processId: string, mode: 'api' | 'worker'): Promise<AcquireResult> {
+    const [status, inFlight] = await this.redis.slotAcquire(
+      this.key,
+      this.peakKey,
+      processId,
+      this.limit,
+      this.leaseMs,
+      mode,
+    );
+    return { status: status === 1 ? 'taken' : status === 0 ? 'limit_reached' : 'already_held', inFlight };
+  }
+
+  async renew(processId: string): Promise<boolean> {
+    return (await this.redis.slotRenew(this.key, processId, this.leaseMs)) === 1;
+  }
+
+  async release(processId: string): Promise<void> {
+    await this.redis.zrem(this.key, processId);
+  }
+
+  async isHeld(processId: string): Promise<boolean> {
+    return (await this.redis.slotHeld(this.key, processId)) === 1;
+  }
+
+  async inFlight(): Promise<number> {
+    return this.redis.slotInFlight(this.key);
+  }
+
+  /** The highest number of slots ever held at once (for operators and the scale-out test). */
+  async peak(): Promise<number> {
+    return Number((await this.redis.get(this.peakKey)) ?? 0);
+  }
+
+  /**
+   * Renews the slot every third of the lease until stopped. `onLost` is told when renewing fails (Redis
+   * unreachable), so a waiting request can answer at once instead of hanging.
+   */
+  keepAlive(processId: string, onLost?: (err: unknown) => void, everyMs = this.leaseMs / 3): () => void {
+    const timer = setInterval(
+      () => {
+        this.renew(processId).catch((err: unknown) => onLost?.(err));
+      },
+      Math.max(200, Math.floor(Math.min(everyMs, this.leaseMs / 3))),
+    );
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+}

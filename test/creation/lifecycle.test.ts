@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import {
+  accountPayload,
+  apiFor,
+  expectedCounts,
+  recordCounts,
+  setupTenant,
+  startTestWorkers,
+  SUPPLIER,
+  type Api,
+  type TestWorkers,
+} from './support.js';
+
+let t: TestApp;
+let api: Api;
+let workers: TestWorkers;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'lifecycle' } });
+  api = apiFor(t, (await setupTenant(t)).headers);
+  workers = await startTestWorkers(t.config);
+});
+afterAll(async () => {
+  await workers?.stop();
+  await t?.close();
+});
+
+describe('stage', () => {
+  it('answers 201 the first time and 200 when the staged data is replaced', async () => {
+    const first = await api.stage(accountPayload('STG-1'));
+    expect(first.statusCode).toBe(201);
+    expect(first.json()).toEqual({ import_supplier: SUPPLIER, external_account_number: 'STG-1' });
+    const again = await api.stage({ ...accountPayload('STG-1'), billing_name: 'Otro Nombre' });
+    expect(again.statusCode).toBe(200);
+    const stored = await t.app.db.models.AccountImportProcess.findOne({
+      externalAccountNumber: 'STG-1',
+    }).lean();
+    expect(JSON.parse(stored!.stagedPayload!).billing_name).toBe('Otro Nombre');
+    expect((await api.status('STG-1')).json()).toEqual({ status: 'UNKNOWN', kraken_account_number: '' });
+  });
+
+  it('refuses invalid data with every error and stores nothing', async () => {
+    const bad = { ...accountPayload('STG-BAD'), billing_postcode: '1', surprise: true };
+    const res = await api.stage(bad);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('account_failed_validation');
+    expect(res.json().errors.map((e: { attr: string }) => e.attr)).toEqual(
+      expect.arrayContaining(['billing_postcode', 'surprise']),
+    );
+    expect(
+      await t.app.db.models.AccountImportProcess.exists({ externalAccountNumber: 'STG-BAD' }),
+    ).toBeNull();
+  });
+
+  it('converges concurrent first stages of one account on one process with one 201', async () => {
+    const results = await Promise.all(Array.from({ length: 6 }, () => api.stage(accountPayload('STG-RACE'))));
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(
+      await t.app.db.models.AccountImportProcess.countDocuments({ externalAccountNumber: 'STG-RACE' }),
+    ).toBe(1);
+  });
+
+  it('refuses a skipped account, and a Paused or Complete supplier', async () => {
+    await t.ops.skipAccount(SUPPLIER, 'STG-SKIP');
+    const skipped = await api.stage(accountPayload('STG-SKIP'));
+    expect(skipped.statusCode).toBe(400);
+    expect(skipped.json()).toMatchInlineSnapshot(`
+      {
+        "code": "account_import_process_skipped",
+        "detail": "The account import process is marked to be skipped.",
+        "errors": [],
+      }
+    `);
+    await api.stage(accountPayload('STG-PAUSE'));
+    for (const status of ['Paused', 'Complete']) {
+      await t.ops.setSupplierStatus(SUPPLIER, status);
+      try {
+        const stage = await api.stage(accountPayload('STG-PAUSE'));
+        const create = await api.create('STG-PAUSE');
+        for (const res of [stage, create]) {
+          expect(res.statusCode).toBe(400);
+          expect(res.json()).toEqual({
+            detail: `Migrations for import supplier ${SUPPLIER} are ${status}.`,
+            code: 'import_supplier_migration_not_ongoing',
+            errors: [],
+          });
+        }
+      } finally {
+        await t.ops.setSupplierStatus(SUPPLIER, 'Ongoing');
+      }
+    }
+    const create = await api.create('STG-SKIP');
+    expect(create.json().code).toBe('account_import_process_skipped');
+  });
+});
+
+describe('create', () => {
+  it('creates the account and every record, then refuses a second create and a stage with both numbers', async () => {
+    expect((await api.stage(accountPayload('CRT-1'))).statusCode).toBe(201);
+    const res = await api.create('CRT-1');
+    expect(res.statusCode).toBe(201);
+    const number = res.json().kraken_account_number as string;
+    expect(number).toMatch(/^A-[0-9A-F]{8}$/);
+    expect((await api.status('CRT-1')).json()).toEqual({
+      status: 'COMPLETED',
+      kraken_account_number: number,
+    });
+    expect(await recordCounts(t.app.db, 'CRT-1')).toEqual(expectedCounts());
+
+    const { models } = t.app.db;
+    const account = await models.Account.findOne({ number }).lean();
+    expect(account).toMatchObject({
+      externalAccountNumber: 'CRT-1',
+      billingPostcode: '28013',
+      accountType: 'DOMESTIC',
+    });
+    const ledger = await models.Ledger.findOne({ accountId: account!._id, ledgerCode: 'ELECTRICITY' }).lean();
+    expect(ledger).toMatchObject({
+      position: 0,
+      lastStatementBalanceMinor: -1200,
+      balanceMinor: 550,
+      openPeriodStart: '2025-04-01',
+    });
+    const tx = await models.Transaction.findOne({
+      accountId: account!._id,
+      transactionId: 'ELEC-H-001',
+    }).lean();
+    expect(tx).toMatchObject({ amount: '59.65', signedMinor: -5965, origin: 'historical_statement' });
+    // The transaction exactly as received (a JSON number stays a number).
+    expect(JSON.parse(tx!.data)).toEqual(
+      accountPayload('x').ledgers[0]!.historical_statement_transactions[0],
+    );
+    const statement = await models.Statement.findOne({
+      accountId: account!._id,
+      statementId: 'ST-2025-01',
+    }).lean();
+    expect(statement!.documentLocation).toBe(
+      `migration-documents/migrations/acme_energia/statements/2025/01/EXT-000123.pdf`,
+    );
+
+    const again = await api.create('CRT-1');
+    expect(again.statusCode).toBe(400);
+    expect(again.json()).toEqual({
+      detail: 'The account has already been imported.',
+      code: 'account_import_process_already_imported',
+      errors: [],
+      external_account_number: 'CRT-1',
+      kraken_account_number: number,
+    });
+    const restage = await api.stage(accountPayload('CRT-1'));
+    expect(restage.statusCode).toBe(400);
+    expect(restage.json()).toMatchObject({
+      code: 'account_import_process_already_imported',
+      kraken_account_number: number,
+    });
+    const imported = (await api.list('imported')).json() as Array<{
+      external_account_number: string;
+      kraken_account_number: string;
+    }>;
+    expect(imported).toContainEqual(
+      expect.objectContaining({ external_account_number: 'CRT-1', kraken_account_number: number }),
+    );
+  });
+
+  it('rolls a dry run back: 400, nothing written, status and lists unchanged', async () => {
+    await api.stage(accountPayload('DRY-1'));
+    const before = { all: (await api.list('all')).json(), pending: (await api.list('pending')).json() };
+    const accounts = await t.app.db.models.Account.countDocuments();
+    const res = await api.create('DRY-1', { dry_run: true });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchInlineSnapshot(`
+      {
+        "code": "dry_run_rolled_back",
+        "detail": "Account would import successfully. Rolled back due to dry run.",
+        "errors": [],
+      }
+    `);
+    expect((await api.status('DRY-1')).json()).toEqual({ status: 'UNKNOWN', kraken_account_number: '' });
+    expect({ all: (await api.list('all')).json(), pending: (await api.list('pending')).json() }).toEqual(
+      before,
+    );
+    expect(await t.app.db.models.Account.countDocuments()).toBe(accounts);
+    expect(await recordCounts(t.app.db, 'DRY-1')).toEqual({
+      accounts: 0,
+      ledgers: 0,
+      transactions: 0,
+      notes: 0,
+      statements: 0,
+    });
+    // A real create afterwards still works.
+    expect((await api.create('DRY-1')).statusCode).toBe(201);
+  });
+
+  it('answers the documented refusals: nothing staged, unknown team, invalid request, staged data no longer valid', async () => {
+    const none = await api.create('NOPE-1');
+    expect(none.statusCode).toBe(400);
+    expect(none.json()).toEqual({
+      detail: 'No staged data exists for this account.',
+      code: 'import_process_does_not_exist',
+      errors: [],
+    });
+
+    await api.stage(accountPayload('TEAM-1'));
+    const team = await api.create('TEAM-1', { operations_team_name: 'No Such Team' });
+    expect(team.json()).toEqual({
+      detail: 'The operations team does not exist.',
+      code: 'operations_team_name_does_not_exist',
+      errors: [],
+    });
+
+    const invalid = await api.create('TEAM-1', { dry_run: 'yes', extra: 1 });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().code).toBe('request_failed_validation');
+    expect(
+      invalid
+        .json()
+        .errors.map((e: { attr: string }) => e.attr)
+        .sort(),
+    ).toEqual(['dry_run', 'extra']);
+
+    const unknownSupplier = await api.create('TEAM-1', { import_supplier_code: 'OTHER' });
+    expect(unknownSupplier.json().errors).toEqual([
+      expect.objectContaining({ attr: 'import_supplier_code', code: 'import_supplier_not_found' }),
+    ]);
+
+    // Rules can change between staging and creation: the worker validates the staged data again.
+    await api.stage(accountPayload('STALE-1'));
+    const stale = JSON.stringify({ ...accountPayload('STALE-1'), billing_postcode: 'ABC' });
+    await t.app.db.models.AccountImportProcess.updateOne(
+      { externalAccountNumber: 'STALE-1' },
+      { $set: { stagedPayload: stale } },
+    );
+    const res = await api.create('STALE-1');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('account_failed_validation');
+    expect(res.json().errors).toEqual([expect.objectContaining({ attr: 'billing_postcode' })]);
+    expect((await api.status('STALE-1')).json().status).toBe('UNKNOWN');
+  });
+
+  it('lists pending and imported accounts, with optional keyset pagination', async () => {
+    for (const ext of ['PG-A', 'PG-B', 'PG-C']) await api.stage(accountPayload(ext));
+    const all = (await api.list('all')).json() as Array<{ external_account_number: string }>;
+    const names = all.map((i) => i.external_account_number);
+    expect(names).toEqual([...names].sort());
+    const page = await api.list('pending', '?limit=2&after=PG-A');
+    expect(page.json()).toEqual([
+      { external_account_number: 'PG-B', kraken_account_number: null, account_created_at: null },
+      { external_account_number: 'PG-C', kraken_account_number: null, account_created_at: null },
+    ]);
+    expect((await api.list('pending', '?limit=0')).statusCode).toBe(400);
+  });
+});
