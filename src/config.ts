@@ -17,6 +17,8 @@ export const configSchema = z.object({
     .default('import'),
   JWT_SECRET: secret,
   API_KEY_HASH_SECRET: secret,
+  /** How long a worker may reuse an API key's liveness and a supplier's settings before reading them again. */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(1_000),
   TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce
     .number()

@@ -25,6 +25,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     API_KEY_HASH_SECRET: 'test-hash-secret-0123456789-abcdefghijklmnop',
     LOG_LEVEL: 'silent',
     OPERATOR_PASSWORD: 'operator-password-for-tests',
+    // Tests change statuses and revoke keys and look at once; the cache has its own test.
+    AUTH_CACHE_TTL_MS: '0',
     ...Object.fromEntries(Object.entries(overrides).filter(([k]) => k !== 'TEST_LABEL')),
   });
 }

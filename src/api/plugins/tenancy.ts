@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import type { HydratedDocument } from 'mongoose';
 import type { ImportSupplier } from '../../models/import-supplier.js';
 import { ApiError } from '../errors.js';
@@ -23,13 +24,24 @@ declare module 'fastify' {
 /** The one place that scopes data to the caller's organisation. Routes never query suppliers directly. */
 export default fp(
   async (app) => {
+    const ttl = app.config.AUTH_CACHE_TTL_MS;
+    // Status changes by operators reach every API pod within AUTH_CACHE_TTL_MS; null results are cached too.
+    const cache = ttl > 0 ? new LRUCache<string, { doc: SupplierDoc | null }>({ max: 10_000, ttl }) : null;
+    const load = async (organisationId: string, code: string): Promise<SupplierDoc | null> => {
+      const key = `${organisationId}/${code}`;
+      const hit = cache?.get(key);
+      if (hit) return hit.doc;
+      const doc = await app.db.models.ImportSupplier.findOne({ code, organisationId });
+      cache?.set(key, { doc });
+      return doc;
+    };
     app.decorateRequest('tenant', {
       getter() {
         const principal = this.principal;
         if (!principal) throw new Error('tenant used on an unauthenticated route');
         const findSupplier = async (code: unknown) =>
           typeof code === 'string' && code.length > 0 && code.length <= 64
-            ? app.db.models.ImportSupplier.findOne({ code, organisationId: principal.organisationId })
+            ? load(String(principal.organisationId), code)
             : null;
         const getSupplier = async (code: unknown) => {
           const supplier = await findSupplier(code);

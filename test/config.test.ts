@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configSchema, loadConfig } from '../src/config.js';
+
+describe('config', () => {
+  it('documents every variable in .env.example', () => {
+    const example = readFileSync(resolve(import.meta.dirname, '../.env.example'), 'utf8');
+    const documented = new Set([...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    expect(Object.keys(configSchema.shape).filter((k) => !documented.has(k))).toEqual([]);
+  });
+
+  it('fails fast listing every invalid or missing variable', () => {
+    expect(() => loadConfig({ PORT: 'abc', JWT_SECRET: 'short' })).toThrowErrorMatchingInlineSnapshot(`
+      [Error: Invalid configuration:
+        PORT: Invalid input: expected number, received NaN
+        JWT_SECRET: must be at least 32 characters
+        API_KEY_HASH_SECRET: Invalid input: expected string, received undefined]
+    `);
+  });
+
+  it('parses a minimal environment with defaults', () => {
+    const config = loadConfig({ JWT_SECRET: 'x'.repeat(32), API_KEY_HASH_SECRET: 'y'.repeat(32) });
+    expect(config.ACCOUNT_CREATION_CONCURRENCY).toBe(50);
+    expect(config.ACCOUNT_CREATION_WAIT_MS).toBe(60_000);
+    expect(config.CATALOGUE_EXTRA).toEqual({});
+  });
+});
