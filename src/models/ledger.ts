@@ -16,12 +16,6 @@ export const ledgerSchema = new Schema(
     openPeriodStart: { type: String, default: null },
     balanceMinor: { type: Number, required: true },
     hasFinalizedBillingDocument: { type: Boolean, default: false },
-    /**
-     * Bumped by every balance write: `balanceMinor` is recomputed as lastStatementBalanceMinor + the sum of
-     * `signedMinor` of the ledger's current-statement and imported transactions, and written only if the
-     * version is unchanged since the sum was taken (see src/post-import/ledger-balance.ts).
-     */
-    balanceVersion: { type: Number, default: 0 },
     /** Claim of the one historical billing document import: a hash of that request, and when it finished. */
     billingImportKey: { type: String, default: null },
     billingImportCompletedAt: { type: Date, default: null },

@@ -4,6 +4,7 @@ import { ApiError, type FieldError } from '../api/errors.js';
 import type { Models } from '../models/index.js';
 import type { BillingDocumentsImport } from '../schemas/post-import.js';
 import type { Transaction } from '../schemas/transaction.js';
+import type { LedgerLocks } from './ledger-lock.js';
 import { insertIgnoringDuplicates } from './target.js';
 import { transactionRecord, type LedgerDoc } from './transactions.js';
 
@@ -28,14 +29,15 @@ function locate(data: BillingDocumentsImport, rawBody: Raw): Located[] {
 }
 
 /**
- * The one historical billing document import of a ledger. The ledger is claimed with a single conditional
- * update (hasFinalizedBillingDocument false -> true, with a hash of this request); a later import is refused.
+ * The one historical billing document import of a ledger. The ledger is claimed under the ledger lock
+ * (hasFinalizedBillingDocument false -> true, with a hash of this request); a later import is refused.
  * If the claiming request crashed half-way, the same request sent again finds its own unfinished claim and
  * completes it (inserts ignore duplicates). Historical transactions are already inside the last statement
  * balance, so the ledger balance does not move.
  */
 export async function importBillingDocuments(
   models: Models,
+  locks: LedgerLocks,
   accountId: Types.ObjectId,
   ledger: LedgerDoc,
   data: BillingDocumentsImport,
@@ -60,12 +62,12 @@ export async function importBillingDocuments(
     throw new ApiError('request_failed_validation', { errors });
   }
 
-  const claimed = await models.Ledger.findOneAndUpdate(
-    { _id: ledger._id, $or: [{ hasFinalizedBillingDocument: { $ne: true } }, { billingImportKey: key, billingImportCompletedAt: null }] },
-    { $set: { hasFinalizedBillingDocument: true, billingImportKey: key } },
-    { returnDocument: 'after' },
-  );
-  if (!claimed) throw new ApiError('ledger_has_finalized_billing_document');
+  await locks.with(ledger._id, async () => {
+    const current = await models.Ledger.findById(ledger._id, { hasFinalizedBillingDocument: 1, billingImportKey: 1, billingImportCompletedAt: 1 }).lean();
+    const ownUnfinished = current?.billingImportKey === key && !current.billingImportCompletedAt;
+    if (!current || (current.hasFinalizedBillingDocument && !ownUnfinished)) throw new ApiError('ledger_has_finalized_billing_document');
+    if (!ownUnfinished) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { hasFinalizedBillingDocument: true, billingImportKey: key } });
+  });
 
   await insertIgnoringDuplicates(
     models.BillingDocument,
@@ -92,5 +94,5 @@ export async function importBillingDocuments(
         : transactionRecord(accountId, ledger._id, l.t, l.raw, 'billing_document', { billingDocumentId: idOf.get(l.identifier)! }),
     ),
   );
-  await models.Ledger.updateOne({ _id: ledger._id, billingImportKey: key }, { $set: { billingImportCompletedAt: now } });
+  await locks.with(ledger._id, () => models.Ledger.updateOne({ _id: ledger._id, billingImportKey: key }, { $set: { billingImportCompletedAt: now } }));
 }

@@ -2,6 +2,7 @@ import type { Types } from 'mongoose';
 import { ApiError, type FieldError } from '../api/errors.js';
 import type { Models } from '../models/index.js';
 import type { HistoricalStatement } from '../schemas/post-import.js';
+import type { LedgerLocks } from './ledger-lock.js';
 import { insertIgnoringDuplicates, nextDay } from './target.js';
 
 function alreadyExists(statements: readonly HistoricalStatement[], ids: ReadonlySet<string>): ApiError {
@@ -18,10 +19,12 @@ function alreadyExists(statements: readonly HistoricalStatement[], ids: Readonly
  * Records historical statements (document references only). A `statement_id` already on the account refuses
  * the request before anything is written; a concurrent request that inserted the same id first wins (unique
  * index), and this one answers the same refusal. The open statement period of every ledger of the account
- * then starts no earlier than the day after the latest imported statement (`$max`, so order does not matter).
+ * then starts no earlier than the day after the latest imported statement (only ever moved forward, under
+ * the ledger lock, so the order of concurrent imports does not matter).
  */
 export async function importStatements(
   models: Models,
+  locks: LedgerLocks,
   accountId: Types.ObjectId,
   statements: readonly HistoricalStatement[],
   resolvePath: (path: string) => string,
@@ -44,7 +47,15 @@ export async function importStatements(
   const inserted = await insertIgnoringDuplicates(models.Statement, docs);
 
   const latest = statements.filter((_, i) => inserted.has(i)).reduce<string | null>((max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max), null);
-  if (latest !== null) await models.Ledger.updateMany({ accountId }, { $max: { openPeriodStart: nextDay(latest) } });
+  if (latest !== null) {
+    const start = nextDay(latest);
+    for (const { _id } of await models.Ledger.find({ accountId }, { _id: 1 }).lean()) {
+      await locks.with(_id, async () => {
+        const ledger = await models.Ledger.findById(_id, { openPeriodStart: 1 }).lean();
+        if (ledger && (ledger.openPeriodStart ?? '') < start) await models.Ledger.updateOne({ _id }, { $set: { openPeriodStart: start } });
+      });
+    }
+  }
 
   if (inserted.size < docs.length) throw alreadyExists(statements, new Set(ids.filter((_, i) => !inserted.has(i))));
 }

@@ -6,6 +6,7 @@ import type { SupplierDoc } from '../api/plugins/tenancy.js';
 import { buildCatalogue, type Catalogue, type ValidationContext, type ValidationResult } from '../domain/validation/index.js';
 import type { Account } from '../models/account.js';
 import type { Models } from '../models/index.js';
+import { LedgerLocks } from './ledger-lock.js';
 
 export type AccountDoc = HydratedDocument<Account>;
 
@@ -51,6 +52,11 @@ export async function resolveImport<T extends { import_supplier: string; externa
   if (!supplier) throw new ApiError('import_supplier_not_found');
   const account = await findAccount(app.db.models, supplier.code, result.data.external_account_number);
   return { supplier, account, data: result.data };
+}
+
+/** The ledger locks of this deployment (namespaced like its queues). */
+export function ledgerLocks(app: FastifyInstance): LedgerLocks {
+  return new LedgerLocks(app.redis, app.config.QUEUE_PREFIX);
 }
 
 /** A created account; a staged-only or unknown one is 404 `account_not_found`. */

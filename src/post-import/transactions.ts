@@ -7,6 +7,7 @@ import type { Transaction } from '../schemas/transaction.js';
 import { ApiError } from '../api/errors.js';
 import { addRedatingNote } from './notes.js';
 import { recomputeLedgerBalance } from './ledger-balance.js';
+import type { LedgerLocks } from './ledger-lock.js';
 import { insertIgnoringDuplicates, toMinor } from './target.js';
 
 export type LedgerDoc = HydratedDocument<Ledger>;
@@ -113,10 +114,12 @@ export async function planTransactions(
 /**
  * Writes a plan: the pinned note first (keyed by the re-dated ids, so a retry after a crash still finds or
  * writes exactly one), then the transactions with duplicate-key errors ignored (a concurrent identical
- * request inserted them: reported as already existing), then the ledger balance recomputed from its records.
+ * request inserted them: reported as already existing), then the ledger balance recomputed from its records
+ * under the ledger lock.
  */
 export async function applyTransactions(
   models: Models,
+  locks: LedgerLocks,
   accountId: Types.ObjectId,
   ledger: LedgerDoc,
   plan: Extract<TransactionPlan, { ok: true }>,
@@ -132,7 +135,7 @@ export async function applyTransactions(
     await addRedatingNote(models, accountId, ledger._id, body, ids, now);
   }
   const inserted = await insertIgnoringDuplicates(models.Transaction, plan.toWrite.map((p) => p.record));
-  await recomputeLedgerBalance(models, ledger._id);
+  await recomputeLedgerBalance(models, locks, ledger._id);
   const results = [...plan.results];
   plan.toWrite.forEach((p, i) => {
     results[p.index] = inserted.has(i)

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Types } from 'mongoose';
 import { seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
 
 let env: PostImportEnv;
-let accountId: unknown;
+let accountId: Types.ObjectId;
 
 beforeAll(async () => {
   env = await startPostImportEnv('notes');

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { validateBillingDocumentsImport } from '../../../domain/validation/index.js';
 import { billingDocumentsImportSchema } from '../../../schemas/post-import.js';
 import { importBillingDocuments } from '../../../post-import/billing-documents.js';
-import { resolveImport } from '../../../post-import/target.js';
+import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
 import { findLedger } from '../../../post-import/transactions.js';
 
 export default async function billingDocumentRoutes(fastify: FastifyInstance): Promise<void> {
@@ -17,14 +17,14 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
         summary: 'Import the historical billing documents of one ledger (once per ledger)',
         description: 'Refused with ledger_has_finalized_billing_document when the ledger already has one. 201 with an empty body.',
         body: billingDocumentsImportSchema,
-        response: { 201: z.null().describe('Empty body') },
+        response: { 201: z.void().describe('Empty body') },
       },
     },
     async (request, reply) => {
       const { account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
       const ledger = await findLedger(app.db.models, account._id, data.ledger_code);
-      await importBillingDocuments(app.db.models, account._id, ledger, data, request.body as Record<string, unknown>, app.clock());
-      return reply.code(201).send(null);
+      await importBillingDocuments(app.db.models, ledgerLocks(app), account._id, ledger, data, request.body as Record<string, unknown>, app.clock());
+      return reply.code(201).send();
     },
   );
 }

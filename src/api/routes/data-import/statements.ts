@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { validateStatementsImport } from '../../../domain/validation/index.js';
 import { statementsImportSchema } from '../../../schemas/post-import.js';
 import { importStatements } from '../../../post-import/statements.js';
-import { documentLocation, resolveImport } from '../../../post-import/target.js';
+import { documentLocation, ledgerLocks, resolveImport } from '../../../post-import/target.js';
 
 export default async function statementRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -21,7 +21,7 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
     async (request, reply) => {
       const { supplier, account, data } = await resolveImport(app, request, validateStatementsImport);
       const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
-      await importStatements(app.db.models, account._id, data.statements, resolvePath);
+      await importStatements(app.db.models, ledgerLocks(app), account._id, data.statements, resolvePath);
       return reply.code(201).send(data);
     },
   );

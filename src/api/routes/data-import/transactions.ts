@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
-import { resolveImport } from '../../../post-import/target.js';
+import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
 import { applyTransactions, dryRunResults, findLedger, planTransactions } from '../../../post-import/transactions.js';
 
 const flag = z
@@ -51,7 +51,7 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       // The transaction import's own 400 body (interface: Import financial transactions), a business outcome.
       if (!plan.ok) return reply.code(400).send(plan.error);
       if (data.dry_run) return reply.code(200).send({ results: dryRunResults(plan) });
-      const results = await applyTransactions(app.db.models, account._id, ledger, plan, app.clock());
+      const results = await applyTransactions(app.db.models, ledgerLocks(app), account._id, ledger, plan, app.clock());
       return reply.code(201).send({ results });
     },
   );
