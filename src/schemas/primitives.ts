@@ -1,4 +1,4 @@
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 
 // Building blocks shared by every payload schema. Custom failures carry `params.code`, which the
@@ -19,9 +19,9 @@ export function isCalendarDate(value: string): boolean {
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (y < 1 || mo < 1 || mo > 12 || d < 1) return false;
-  const days = new Date(Date.UTC(y, mo, 0));
-  days.setUTCFullYear(y, mo, 0); // setUTCFullYear keeps years < 100 literal
-  return d <= days.getUTCDate();
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1]!;
+  return d <= daysInMonth;
 }
 
 export function isUtcDatetime(value: string): boolean {
@@ -39,19 +39,29 @@ export const isoDatetime = z.string().refine(isUtcDatetime, {
   params: { code: 'invalid_datetime' },
 });
 
-const DECIMAL_STRING_RE = /^-?\d{1,15}(\.\d{1,10})?$/;
-const MAX_ABS = new Decimal('1e15');
-const MAX_DP = 10;
+const DECIMAL_RE = /^(-?)(\d{1,15})(?:\.(\d{1,10}))?$/;
 
 type DecimalOptions = { money?: boolean; nonNegative?: boolean };
 
-function toDecimal(v: number | string): Decimal | null {
+/**
+ * Canonical decimal string of a JSON number or decimal string, or null when it is not one. Pure string
+ * work (no float arithmetic, and cheap enough for thousands of amounts per payload).
+ */
+function canonical(v: number | string): { text: string; places: number; negative: boolean } | null {
+  let s: string;
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return null;
-    const d = new Decimal(v);
-    return d.abs().lt(MAX_ABS) && d.decimalPlaces() <= MAX_DP ? d : null;
+    s = String(v); // shortest round-trip form: 0.1 stays "0.1"
+    if (s.includes('e')) s = new Decimal(v).toFixed();
+  } else {
+    s = v;
   }
-  return DECIMAL_STRING_RE.test(v) ? new Decimal(v) : null;
+  const m = DECIMAL_RE.exec(s);
+  if (!m) return null;
+  const int = m[2]!.replace(/^0+(?=\d)/, '');
+  const frac = (m[3] ?? '').replace(/0+$/, '');
+  const negative = m[1] === '-' && (int !== '0' || frac !== '');
+  return { text: `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`, places: frac.length, negative };
 }
 
 function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.RefinementCtx): string {
@@ -59,12 +69,13 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
     ctx.issues.push({ code: 'custom', message, input: v, params: { code } });
     return z.NEVER;
   };
-  const d = toDecimal(v);
-  if (d === null) return fail('invalid_decimal', 'Enter a number or a decimal string such as "12.34".');
-  if (opts.money && d.decimalPlaces() > 2) return fail('too_many_decimal_places', 'Money has at most 2 decimal places.');
-  if (opts.nonNegative && d.isNegative() && !d.isZero()) return fail('negative_amount', 'Must not be negative.');
-  // Money keeps cents visible; other quantities use their shortest exact form. Never exponent notation.
-  return opts.money ? d.toFixed(2) : d.toFixed();
+  const d = canonical(v);
+  if (d === null) return fail('invalid_decimal', 'Enter a number or a decimal string such as "12.34" (at most 15 integer and 10 fraction digits).');
+  if (opts.money && d.places > 2) return fail('too_many_decimal_places', 'Money has at most 2 decimal places.');
+  if (opts.nonNegative && d.negative) return fail('negative_amount', 'Must not be negative.');
+  // Money keeps cents visible ("10.50"); other quantities use their shortest exact form.
+  if (!opts.money) return d.text;
+  return d.places === 0 ? `${d.text}.00` : d.places === 1 ? `${d.text}0` : d.text;
 }
 
 /** A JSON number or decimal string, normalised to a canonical decimal string (exact, never a float). */
@@ -106,6 +117,7 @@ function jsonObjectProblem(root: unknown): string | null {
 export const jsonObject = () =>
   z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
     message: 'Expected a JSON object.',
+    params: { code: 'invalid_type' },
   }).superRefine((v, ctx) => {
     const problem = jsonObjectProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'invalid_metadata_value' } });

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { accountNoteSchema } from './account.js';
+import {
+  BILLING_DOCUMENT_TYPES,
+  externalAccountNumber,
+  importSupplierCode,
+  integer,
+  isoDate,
+  isoDatetime,
+  LONG_TEXT,
+  PATH_TEXT,
+  text,
+} from './primitives.js';
+import { transactionSchema } from './transaction.js';
+
+const accountKey = { import_supplier: importSupplierCode(), external_account_number: externalAccountNumber() };
+
+export const documentPathSchema = z.strictObject({ document_path: text(PATH_TEXT) });
+
+/** A note of the note import: body or document paths (checked as a rule), `created_at` defaults to now. */
+export const importNoteSchema = z.strictObject({
+  ...accountNoteSchema.shape,
+  body: text(LONG_TEXT).optional(),
+  document_paths: z.array(documentPathSchema).min(1).optional(),
+  created_at: isoDatetime.optional(),
+});
+
+export const notesImportSchema = z.strictObject({ ...accountKey, notes: z.array(importNoteSchema).min(1) });
+
+export const transactionsImportSchema = z.strictObject({
+  ...accountKey,
+  transactions: z.array(transactionSchema).min(1),
+  // Addition to the interface: target a ledger other than the account's first one.
+  ledger_code: text(64).optional(),
+  dry_run: z.boolean().optional(),
+});
+
+export const historicalBillingDocumentSchema = z.strictObject({
+  billing_document_identifier: text(128),
+  billing_document_type: z.enum(BILLING_DOCUMENT_TYPES),
+  issued_date: isoDate,
+  bill_period_from_date: isoDate.optional(),
+  bill_period_to_date: isoDate.optional(),
+  transactions: z.array(transactionSchema).min(1),
+});
+
+export const billingDocumentsImportSchema = z.strictObject({
+  ...accountKey,
+  ledger_code: text(64),
+  ledger_number: text(64).optional(),
+  billing_document_type: z.enum(BILLING_DOCUMENT_TYPES),
+  historical_billing_documents: z.array(historicalBillingDocumentSchema),
+  additional_historical_transactions: z.array(transactionSchema).optional(),
+});
+
+export const historicalStatementSchema = z.strictObject({
+  bill_period_from_date: isoDate,
+  bill_period_to_date: isoDate,
+  statement_id: text(128),
+  issued_date: isoDate,
+  number: text(64),
+  // Minor units (cents): an integer, so no rounding question arises.
+  gross_amount: integer(),
+  statement_path: text(PATH_TEXT).optional(),
+});
+
+export const statementsImportSchema = z.strictObject({
+  ...accountKey,
+  statements: z.array(historicalStatementSchema).min(1),
+});
+
+export const paymentInstructionSchema = z.strictObject({
+  ...accountKey,
+  vendor: text(64),
+  reference: text(),
+  type: text(64),
+});
+
+export const createAccountRequestSchema = z.strictObject({
+  external_account_number: externalAccountNumber(),
+  import_supplier_code: importSupplierCode(),
+  operations_team_name: text(128),
+  dry_run: z.boolean().optional(),
+});
+
+export type ImportNote = z.output<typeof importNoteSchema>;
+export type NotesImport = z.output<typeof notesImportSchema>;
+export type TransactionsImport = z.output<typeof transactionsImportSchema>;
+export type HistoricalBillingDocument = z.output<typeof historicalBillingDocumentSchema>;
+export type BillingDocumentsImport = z.output<typeof billingDocumentsImportSchema>;
+export type HistoricalStatement = z.output<typeof historicalStatementSchema>;
+export type StatementsImport = z.output<typeof statementsImportSchema>;
+export type PaymentInstruction = z.output<typeof paymentInstructionSchema>;
+export type CreateAccountRequest = z.output<typeof createAccountRequestSchema>;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { matchesToTheCent, signedTotal } from '../../src/domain/money.js';
+import { validateAccount } from '../../src/domain/validation/index.js';
+import { testContext, validAccountPayload } from './fixtures.js';
+import { setAt } from './json-path.js';
+
+const ctx = testContext();
+
+function gasLedgerWithTenDimes(ledgerBalance: number | string) {
+  const payload = validAccountPayload();
+  const payments = Array.from({ length: 10 }, (_, i) => ({
+    transaction_id: `DIME-${i}`,
+    transaction_date: `2025-03-${String(i + 10)}`,
+    amount: 0.1,
+    type: 'PAYMENT',
+    payment_type: 'CASH',
+  }));
+  setAt(payload, 'ledgers.1.current_statement_transactions', payments);
+  setAt(payload, 'ledgers.1.ledger_balance', ledgerBalance);
+  return payload;
+}
+
+describe('exact money', () => {
+  it('ten 0.1 payments balance 1.0 exactly (binary floats would not)', () => {
+    expect(Array(10).fill(0.1).reduce((a: number, b: number) => a + b, 0)).not.toBe(1);
+    expect(validateAccount(gasLedgerWithTenDimes(1.0), ctx)).toMatchObject({ ok: true });
+    expect(validateAccount(gasLedgerWithTenDimes('1.00'), ctx)).toMatchObject({ ok: true });
+  });
+
+  it('one cent off is reported on ledger_balance', () => {
+    const result = validateAccount(gasLedgerWithTenDimes(1.01), ctx);
+    expect(result).toEqual({
+      ok: false,
+      errors: [
+        {
+          code: 'balance_mismatch_on_ledger_balance',
+          attr: 'ledgers.1.ledger_balance',
+          detail: 'last_statement_balance plus current statement transactions is 1.00, not 1.01.',
+        },
+      ],
+    });
+  });
+
+  it('PAYMENT and CREDIT add; CHARGE, REPAYMENT and SUPPLY_CHARGE subtract', () => {
+    const t = (type: 'CHARGE' | 'CREDIT' | 'PAYMENT' | 'REPAYMENT' | 'SUPPLY_CHARGE') => [{ type, amount: '1.00' }];
+    expect(['PAYMENT', 'CREDIT'].map((x) => signedTotal(t(x as 'PAYMENT')).toFixed(2))).toEqual(['1.00', '1.00']);
+    expect(['CHARGE', 'REPAYMENT', 'SUPPLY_CHARGE'].map((x) => signedTotal(t(x as 'CHARGE')).toFixed(2))).toEqual(['-1.00', '-1.00', '-1.00']);
+  });
+
+  it('products are compared to the cent, accepting either rounding of a half cent', () => {
+    expect(matchesToTheCent('10.35', '49.30', '0.21')).toBe(true); // 10.353
+    expect(matchesToTheCent('1.00', '1.005', '1')).toBe(true);
+    expect(matchesToTheCent('1.01', '1.005', '1')).toBe(true);
+    expect(matchesToTheCent('1.00', '1.0051', '1')).toBe(false);
+  });
+
+  it('normalises amounts to exact decimal strings, money with two places', () => {
+    const result = validateAccount(validAccountPayload(), ctx);
+    if (!result.ok) throw new Error('fixture should validate');
+    const supplyCharge = result.data.ledgers?.[0]?.historical_statement_transactions?.[0];
+    expect(supplyCharge?.amount).toBe('59.65');
+    expect(supplyCharge?.line_items?.map((l) => [l.net_amount, l.price_per_unit, l.number_of_units])).toEqual([
+      ['15.00', '0.15', '100'],
+      ['25.00', '0.125', '200'],
+      ['9.30', '0.3', '31'],
+    ]);
+    expect(result.data.ledgers?.[0]?.last_statement_balance).toBe('-12.00');
+  });
+});
