@@ -1,0 +1,117 @@
+import { Queue } from 'bullmq';
+import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { largeAccountPayload } from '../domain/fixtures.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { childEnv, startProcess, type Child } from './processes.js';
+import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './support.js';
+
+// A worker process SIGKILLed at random moments while it creates accounts; the job is picked up again by the
+// next worker (short locks so a dead worker's job is noticed quickly) and must converge on one of everything.
+const KILLS = 20;
+const ACCOUNTS = ['CRASH-1', 'CRASH-2', 'CRASH-3'];
+
+let t: TestApp;
+let api: Api;
+let queue: Queue;
+let connection: Redis;
+const children: Child[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: { TEST_LABEL: 'crash', ACCOUNT_CREATION_WAIT_MS: '170000', ACCOUNT_CREATION_SLOT_LEASE_MS: '2000' },
+  });
+  api = apiFor(t, (await setupTenant(t)).headers);
+  connection = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
+  queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
+});
+afterAll(async () => {
+  for (const c of children) await c.stop('SIGKILL');
+  await queue?.close();
+  connection?.disconnect();
+  await t?.close();
+});
+
+function payload(external: string) {
+  return { ...largeAccountPayload(), import_supplier: SUPPLIER, external_account_number: external };
+}
+
+it(
+  `ends with exactly one account and one copy of each record after ${KILLS} SIGKILLs of the worker`,
+  { timeout: 180_000 },
+  async () => {
+    for (const ext of ACCOUNTS) expect((await api.stage(payload(ext))).statusCode).toBe(201);
+    const answers = new Map<string, LightMyRequestResponse>();
+    const requests = ACCOUNTS.map((ext) => api.create(ext).then((res) => void answers.set(ext, res)));
+    const env = childEnv(t.config, {
+      WORKER_LOCK_DURATION_MS: '1000',
+      WORKER_STALLED_INTERVAL_MS: '300',
+      WORKER_MAX_STALLED_COUNT: '1000',
+    });
+
+    // Every time a worker takes a job, its `attemptsStarted` grows: that is "the job turned active" for this worker.
+    const jobIds = await until(async () => {
+      const docs = await t.app.db.models.AccountImportProcess.find({ creationJobId: { $ne: null } }).lean();
+      return docs.length === ACCOUNTS.length ? docs.map((d) => d.creationJobId!) : null;
+    }, 'every create job to be queued');
+    const started = async () => {
+      const jobs = await Promise.all(jobIds.map((id) => queue.getJob(id)));
+      return jobs.reduce((n, job) => n + (job?.attemptsStarted ?? 0), 0);
+    };
+
+    let kills = 0;
+    let midCreation = 0;
+    while (kills < KILLS) {
+      const before = await started();
+      const child = startProcess('worker', env);
+      children.push(child);
+      await until(
+        async () => (await started()) > before || answers.size === ACCOUNTS.length,
+        'a job to turn active',
+        30_000,
+      );
+      if (answers.size === ACCOUNTS.length) break;
+      // A random moment after the job turned active: anywhere from before the first write to after the last.
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 800)));
+      await child.stop('SIGKILL');
+      kills++;
+      const partial = await t.app.db.models.Account.countDocuments({ importSupplier: SUPPLIER });
+      const imported = await t.app.db.models.AccountImportProcess.countDocuments({
+        krakenAccountNumber: { $ne: null },
+      });
+      if (partial > imported) midCreation++;
+    }
+    const survivor = startProcess('worker', env);
+    children.push(survivor);
+    await Promise.all(requests);
+
+    expect(kills).toBe(KILLS);
+    // Some kills landed between the account insert and the final mark (the interesting window).
+    expect(midCreation).toBeGreaterThan(0);
+    const big = payload('x');
+    const expected = {
+      accounts: 1,
+      ledgers: big.ledgers.length,
+      transactions: big.ledgers.reduce(
+        (n, l) =>
+          n +
+          (l.historical_statement_transactions?.length ?? 0) +
+          (l.current_statement_transactions?.length ?? 0),
+        0,
+      ),
+      notes: big.notes.length,
+      statements: big.statements.length,
+    };
+    for (const ext of ACCOUNTS) {
+      const res = answers.get(ext)!;
+      expect(res.statusCode).toBe(201);
+      expect(await recordCounts(t.app.db, ext)).toEqual(expected);
+      const process = await t.app.db.models.AccountImportProcess.findOne({
+        externalAccountNumber: ext,
+      }).lean();
+      expect(process!.krakenAccountNumber).toBe(res.json().kraken_account_number);
+    }
+    console.info(`crash-safety: ${kills} kills, ${midCreation} observed mid-creation`);
+  },
+);

@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { Config } from '../../src/config.js';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** The environment that makes a child process use the same services, database and queue prefix as `config`. */
+export function childEnv(config: Config, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MONGO_URL: config.MONGO_URL,
+    REDIS_URL: config.REDIS_URL,
+    QUEUE_PREFIX: config.QUEUE_PREFIX,
+    JWT_SECRET: config.JWT_SECRET,
+    API_KEY_HASH_SECRET: config.API_KEY_HASH_SECRET,
+    OPERATOR_PASSWORD: config.OPERATOR_PASSWORD,
+    LOG_LEVEL: 'silent',
+    ACCOUNT_CREATION_CONCURRENCY: String(config.ACCOUNT_CREATION_CONCURRENCY),
+    ACCOUNT_CREATION_SLOT_LEASE_MS: String(config.ACCOUNT_CREATION_SLOT_LEASE_MS),
+    ...extra,
+  };
+}
+
+export type Child = {
+  proc: ChildProcess;
+  exited: Promise<void>;
+  stop: (signal?: NodeJS.Signals) => Promise<void>;
+};
+
+/** Runs one of the service's own process entry points (`web` or `worker`) as a separate OS process. */
+export function startProcess(kind: 'web' | 'worker', env: NodeJS.ProcessEnv): Child {
+  const entry = kind === 'web' ? 'src/api/server.ts' : 'src/workers/index.ts';
+  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  return {
+    proc,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill(signal);
+        await exited;
+      }
+    },
+  };
+}
