@@ -1,0 +1,190 @@
+import type { Types } from 'mongoose';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorkers, type RunningWorkers } from '../../src/workers/runtime.js';
+import { eventually, seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
+import { startStripeEmulator, type StripeEmulator } from './stripe-emulator.js';
+
+const WAIT_MS = 1_500;
+let env: PostImportEnv;
+let stripe: StripeEmulator;
+let workers: RunningWorkers;
+
+beforeAll(async () => {
+  // The slow vendor answers a second after the API has stopped waiting, well within the vendor timeout.
+  stripe = await startStripeEmulator(WAIT_MS + 1_000);
+  env = await startPostImportEnv('payments', {
+    STRIPE_API_KEY: 'sk_test_emulated',
+    STRIPE_API_BASE: stripe.url,
+    PAYMENT_VERIFICATION_WAIT_MS: String(WAIT_MS),
+    PAYMENT_VENDOR_TIMEOUT_MS: '10000',
+  });
+  workers = startWorkers({ config: env.t.config, db: env.t.app.db, log: pino({ level: 'silent' }) }, ['payment-verification']);
+  await seedStagedOnly(env, 'EXT-STAGED');
+});
+afterAll(async () => {
+  await workers?.close();
+  await env?.close();
+  await stripe?.close();
+});
+
+let seq = 0;
+async function freshAccount() {
+  const external = `EXT-PI-${++seq}`;
+  const { account, number } = await seedAccount(env, external);
+  return { external, accountId: account._id, number };
+}
+const request = (external: string, reference: string, type = 'CARD', vendor = 'STRIPE') => ({
+  import_supplier: env.supplier,
+  external_account_number: external,
+  vendor,
+  reference,
+  type,
+});
+const create = (body: unknown) => env.post('payment-instruction/create/', body);
+const instructions = (accountId: Types.ObjectId) => env.t.app.db.models.PaymentInstruction.find({ accountId }).lean();
+
+describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-compatible server', () => {
+  it('records an existing card and answers 201; the same request again is 201 with no second record', async () => {
+    const { external, accountId, number } = await freshAccount();
+    const res = await create(request(external, 'pm_ok_1'));
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual({ kraken_account_number: number, reference: 'pm_ok_1' });
+    const stored = await instructions(accountId);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ vendor: 'STRIPE', type: 'CARD', status: 'ACTIVE', vendorDetails: { brand: 'visa', last4: '4242' } });
+
+    expect((await create(request(external, 'pm_ok_1'))).statusCode).toBe(201);
+    expect(await instructions(accountId)).toHaveLength(1);
+    expect(stripe.calls('pm_ok_1')).toBe(1);
+  });
+
+  it('verifies a direct debit as an active mandate, and refuses an inactive one', async () => {
+    const a = await freshAccount();
+    expect((await create(request(a.external, 'mandate_ok_1', 'DIRECT_DEBIT'))).statusCode).toBe(201);
+    const b = await freshAccount();
+    const inactive = await create(request(b.external, 'mandate_inactive_1', 'DIRECT_DEBIT'));
+    expect(inactive.statusCode).toBe(400);
+    expect(inactive.json().code).toBe('vendor_instruction_not_found');
+  });
+
+  it('answers 400 vendor_instruction_not_found for a missing, expired or non-card instruction, without retrying', async () => {
+    for (const reference of ['pm_missing_1', 'pm_ok_expired_1', 'pm_sepa_1']) {
+      const { external, accountId } = await freshAccount();
+      const res = await create(request(external, reference));
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({
+        detail: 'The payment vendor has no usable instruction with this reference.',
+        code: 'vendor_instruction_not_found',
+        errors: [],
+      });
+      expect(stripe.calls(reference)).toBe(1);
+      expect(await instructions(accountId)).toHaveLength(0);
+    }
+  });
+
+  it('retries inside the job: 503 twice then 200 gives 201', async () => {
+    const { external, accountId } = await freshAccount();
+    const res = await create(request(external, 'pm_flaky_1'));
+    expect(res.statusCode).toBe(201);
+    expect(stripe.calls('pm_flaky_1')).toBe(3);
+    expect(await instructions(accountId)).toHaveLength(1);
+  });
+
+  it('answers 500 vendor_unavailable within the wait when the vendor always fails', async () => {
+    const { external, accountId } = await freshAccount();
+    const started = Date.now();
+    const res = await create(request(external, 'pm_down_1'));
+    const elapsed = Date.now() - started;
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ detail: 'The payment vendor could not be reached. Retry unchanged.', code: 'vendor_unavailable' });
+    expect(elapsed).toBeLessThan(WAIT_MS + 500);
+    expect(stripe.calls('pm_down_1')).toBeGreaterThan(2);
+    expect(await instructions(accountId)).toHaveLength(0);
+
+    // Retrying unchanged asks the vendor again (the finished job is not replayed).
+    const before = stripe.calls('pm_down_1');
+    expect((await create(request(external, 'pm_down_1'))).statusCode).toBe(500);
+    expect(stripe.calls('pm_down_1')).toBeGreaterThan(before);
+  });
+
+  it('answers 500 when the vendor is slower than the wait; client retries converge on one instruction', async () => {
+    const { external, accountId, number } = await freshAccount();
+    const started = Date.now();
+    const first = await create(request(external, 'pm_slow_1'));
+    expect(first.statusCode).toBe(500);
+    expect(first.json().code).toBe('vendor_unavailable');
+    expect(Date.now() - started).toBeLessThan(WAIT_MS + 500);
+
+    // An immediate retry joins the verification still under way, which then succeeds.
+    const retry = await create(request(external, 'pm_slow_1'));
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual({ kraken_account_number: number, reference: 'pm_slow_1' });
+    const later = await create(request(external, 'pm_slow_1'));
+    expect(later.statusCode).toBe(201);
+    expect(await instructions(accountId)).toHaveLength(1);
+    expect(stripe.calls('pm_slow_1')).toBe(1);
+  });
+
+  it('records a slow vendor\'s late answer, so a retry after it finished is 201 without asking again', async () => {
+    const { external, accountId } = await freshAccount();
+    expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(500);
+    await eventually(async () => (await instructions(accountId)).length === 1, 10_000, 'late instruction recorded');
+    expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(201);
+    expect(await instructions(accountId)).toHaveLength(1);
+    expect(stripe.calls('pm_slow_2')).toBe(1);
+  });
+
+  it('refuses a second, different instruction with account_has_active_payment_instruction', async () => {
+    const { external, accountId } = await freshAccount();
+    expect((await create(request(external, 'pm_ok_first'))).statusCode).toBe(201);
+    const other = await create(request(external, 'pm_ok_second'));
+    expect(other.statusCode).toBe(400);
+    expect(other.json()).toMatchObject({ code: 'account_has_active_payment_instruction', errors: [] });
+    expect(stripe.calls('pm_ok_second')).toBe(0);
+    expect((await instructions(accountId)).map((i) => i.reference)).toEqual(['pm_ok_first']);
+  });
+
+  it('records one instruction when 10 identical requests race', async () => {
+    const { external, accountId } = await freshAccount();
+    const responses = await Promise.all(Array.from({ length: 10 }, () => create(request(external, 'pm_ok_race'))));
+    expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
+    expect(await instructions(accountId)).toHaveLength(1);
+  });
+
+  it('answers 400 for invalid values, 404 for unknown or staged-only accounts, 400 when the supplier is Paused', async () => {
+    const { external } = await freshAccount();
+    const invalid = await create({ ...request(external, 'pm_ok_x', 'CHEQUE', 'PAYPAL') });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().errors.map((e: { attr: string; code: string }) => `${e.attr}:${e.code}`)).toEqual(['type:invalid_choice', 'vendor:invalid_choice']);
+    for (const ext of ['EXT-NOPE', 'EXT-STAGED']) {
+      const res = await create(request(ext, 'pm_ok_x'));
+      expect(res.statusCode).toBe(404);
+      expect(res.json().code).toBe('account_not_found');
+    }
+    await setSupplierStatus(env, 'Paused');
+    try {
+      const res = await create(request(external, 'pm_ok_x'));
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('import_supplier_migration_not_ongoing');
+    } finally {
+      await setSupplierStatus(env, 'Ongoing');
+    }
+  });
+});
+
+describe('the SIMULATED vendor', () => {
+  it('decides by reference prefix: sim_ok and sim_flaky exist, sim_down is 500, others 400', async () => {
+    const expectations: [string, number][] = [
+      ['sim_ok_1', 201],
+      ['sim_flaky_1', 201],
+      ['sim_down_1', 500],
+      ['nope_1', 400],
+    ];
+    for (const [reference, status] of expectations) {
+      const { external } = await freshAccount();
+      const res = await create(request(external, reference, 'CARD', 'SIMULATED'));
+      expect({ reference, status: res.statusCode }).toEqual({ reference, status });
+    }
+  });
+});
