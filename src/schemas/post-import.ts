@@ -13,7 +13,10 @@ import {
 } from './primitives.js';
 import { transactionSchema } from './transaction.js';
 
-const accountKey = { import_supplier: importSupplierCode(), external_account_number: externalAccountNumber() };
+const accountKey = {
+  import_supplier: importSupplierCode(),
+  external_account_number: externalAccountNumber(),
+};
 
 export const documentPathSchema = z.strictObject({ document_path: text(PATH_TEXT) });
 

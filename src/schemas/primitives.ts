@@ -70,8 +70,13 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
     return z.NEVER;
   };
   const d = canonical(v);
-  if (d === null) return fail('invalid_decimal', 'Enter a number or a decimal string such as "12.34" (at most 15 integer and 10 fraction digits).');
-  if (opts.money && d.places > 2) return fail('too_many_decimal_places', 'Money has at most 2 decimal places.');
+  if (d === null)
+    return fail(
+      'invalid_decimal',
+      'Enter a number or a decimal string such as "12.34" (at most 15 integer and 10 fraction digits).',
+    );
+  if (opts.money && d.places > 2)
+    return fail('too_many_decimal_places', 'Money has at most 2 decimal places.');
   if (opts.nonNegative && d.negative) return fail('negative_amount', 'Must not be negative.');
   // Money keeps cents visible ("10.50"); other quantities use their shortest exact form.
   if (!opts.money) return d.text;
@@ -106,7 +111,8 @@ function jsonObjectProblem(root: unknown): string | null {
     const entries = Array.isArray(value) ? value.map((v) => ['', v] as const) : Object.entries(value);
     for (const [key, child] of entries) {
       // Keys like these would be read as database operators or prototype writes downstream.
-      if (key.startsWith('$') || key.includes('.') || key === '__proto__') return `Key "${key.slice(0, 40)}" is not allowed.`;
+      if (key.startsWith('$') || key.includes('.') || key === '__proto__')
+        return `Key "${key.slice(0, 40)}" is not allowed.`;
       stack.push({ value: child, depth: depth + 1 });
     }
   }
@@ -115,13 +121,16 @@ function jsonObjectProblem(root: unknown): string | null {
 
 /** A free-form JSON object (metadata values), bounded in size and depth, with storage-safe keys. */
 export const jsonObject = () =>
-  z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
-    message: 'Expected a JSON object.',
-    params: { code: 'invalid_type' },
-  }).superRefine((v, ctx) => {
-    const problem = jsonObjectProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'invalid_metadata_value' } });
-  });
+  z
+    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+      message: 'Expected a JSON object.',
+      params: { code: 'invalid_type' },
+    })
+    .superRefine((v, ctx) => {
+      const problem = jsonObjectProblem(v);
+      if (problem)
+        ctx.addIssue({ code: 'custom', message: problem, params: { code: 'invalid_metadata_value' } });
+    });
 
 export const TRANSACTION_TYPES = ['CHARGE', 'CREDIT', 'PAYMENT', 'REPAYMENT', 'SUPPLY_CHARGE'] as const;
 export const SUPPLY_TYPES = ['GAS', 'ELECTRICITY'] as const;

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { decimal, decimalString, integer, isoDate, isoDatetime, money, SUPPLY_TYPES, text } from './primitives.js';
+import {
+  decimal,
+  decimalString,
+  integer,
+  isoDate,
+  isoDatetime,
+  money,
+  SUPPLY_TYPES,
+  text,
+} from './primitives.js';
 
 export const structuredStreetAddressSchema = z.strictObject({
   street_type: text(64).optional(),

@@ -22,7 +22,11 @@ function gasLedgerWithTenDimes(ledgerBalance: number | string) {
 
 describe('exact money', () => {
   it('ten 0.1 payments balance 1.0 exactly (binary floats would not)', () => {
-    expect(Array(10).fill(0.1).reduce((a: number, b: number) => a + b, 0)).not.toBe(1);
+    expect(
+      Array(10)
+        .fill(0.1)
+        .reduce((a: number, b: number) => a + b, 0),
+    ).not.toBe(1);
     expect(validateAccount(gasLedgerWithTenDimes(1.0), ctx)).toMatchObject({ ok: true });
     expect(validateAccount(gasLedgerWithTenDimes('1.00'), ctx)).toMatchObject({ ok: true });
   });
@@ -42,9 +46,16 @@ describe('exact money', () => {
   });
 
   it('PAYMENT and CREDIT add; CHARGE, REPAYMENT and SUPPLY_CHARGE subtract', () => {
-    const t = (type: 'CHARGE' | 'CREDIT' | 'PAYMENT' | 'REPAYMENT' | 'SUPPLY_CHARGE') => [{ type, amount: '1.00' }];
-    expect(['PAYMENT', 'CREDIT'].map((x) => signedTotal(t(x as 'PAYMENT')).toFixed(2))).toEqual(['1.00', '1.00']);
-    expect(['CHARGE', 'REPAYMENT', 'SUPPLY_CHARGE'].map((x) => signedTotal(t(x as 'CHARGE')).toFixed(2))).toEqual(['-1.00', '-1.00', '-1.00']);
+    const t = (type: 'CHARGE' | 'CREDIT' | 'PAYMENT' | 'REPAYMENT' | 'SUPPLY_CHARGE') => [
+      { type, amount: '1.00' },
+    ];
+    expect(['PAYMENT', 'CREDIT'].map((x) => signedTotal(t(x as 'PAYMENT')).toFixed(2))).toEqual([
+      '1.00',
+      '1.00',
+    ]);
+    expect(
+      ['CHARGE', 'REPAYMENT', 'SUPPLY_CHARGE'].map((x) => signedTotal(t(x as 'CHARGE')).toFixed(2)),
+    ).toEqual(['-1.00', '-1.00', '-1.00']);
   });
 
   it('products are compared to the cent, accepting either rounding of a half cent', () => {
@@ -59,11 +70,13 @@ describe('exact money', () => {
     if (!result.ok) throw new Error('fixture should validate');
     const supplyCharge = result.data.ledgers?.[0]?.historical_statement_transactions?.[0];
     expect(supplyCharge?.amount).toBe('59.65');
-    expect(supplyCharge?.line_items?.map((l) => [l.net_amount, l.price_per_unit, l.number_of_units])).toEqual([
-      ['15.00', '0.15', '100'],
-      ['25.00', '0.125', '200'],
-      ['9.30', '0.3', '31'],
-    ]);
+    expect(supplyCharge?.line_items?.map((l) => [l.net_amount, l.price_per_unit, l.number_of_units])).toEqual(
+      [
+        ['15.00', '0.15', '100'],
+        ['25.00', '0.125', '200'],
+        ['9.30', '0.3', '31'],
+      ],
+    );
     expect(result.data.ledgers?.[0]?.last_statement_balance).toBe('-12.00');
   });
 });

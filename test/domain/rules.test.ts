@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bodies, run, type BodyName } from './scenarios.js';
-import { accountRuleScenarios, accountSchemaScenarios } from './scenarios-account.js';
+import { accountRuleScenarios } from './scenarios-account.js';
+import { accountSchemaScenarios } from './scenarios-account-schema.js';
 import { postImportScenarios } from './scenarios-post-import.js';
 import { testContext } from './fixtures.js';
 

@@ -30,7 +30,10 @@ export const bodies = {
   statements: { validate: validateStatementsImport, build: validStatementsImport },
   paymentInstruction: { validate: validatePaymentInstruction, build: validPaymentInstruction },
   createAccount: { validate: validateCreateAccountRequest, build: validCreateAccountRequest },
-} satisfies Record<string, { validate: (input: unknown, ctx: ValidationContext) => ValidationResult<unknown>; build: () => object }>;
+} satisfies Record<
+  string,
+  { validate: (input: unknown, ctx: ValidationContext) => ValidationResult<unknown>; build: () => object }
+>;
 
 export type BodyName = keyof typeof bodies;
 
@@ -38,10 +41,22 @@ export type BodyName = keyof typeof bodies;
 export type Scenario = { body: BodyName; name: string; code: RuleCode; attr: string; input: () => unknown };
 
 export type Edit = (payload: Record<string, unknown>) => void;
-export const set = (path: string, value: unknown): Edit => (p) => setAt(p, path, value);
-export const del = (path: string): Edit => (p) => deleteAt(p, path);
+export const set =
+  (path: string, value: unknown): Edit =>
+  (p) =>
+    setAt(p, path, value);
+export const del =
+  (path: string): Edit =>
+  (p) =>
+    deleteAt(p, path);
 
-export function scenario(body: BodyName, code: RuleCode, attr: string, name: string, ...edits: Edit[]): Scenario {
+export function scenario(
+  body: BodyName,
+  code: RuleCode,
+  attr: string,
+  name: string,
+  ...edits: Edit[]
+): Scenario {
   return {
     body,
     name: `${code} (${name})`,

@@ -5,7 +5,13 @@ import {
   validateNotesImport,
   validatePaymentInstruction,
 } from '../../src/domain/validation/index.js';
-import { largeAccountPayload, testContext, validAccountPayload, validNotesImport, validPaymentInstruction } from './fixtures.js';
+import {
+  largeAccountPayload,
+  testContext,
+  validAccountPayload,
+  validNotesImport,
+  validPaymentInstruction,
+} from './fixtures.js';
 import { deleteAt, setAt } from './json-path.js';
 
 const ctx = testContext();
@@ -85,7 +91,10 @@ describe('validateAccount', () => {
         "ok": false,
       }
     `);
-    expect(validateAccount(null, ctx)).toMatchObject({ ok: false, errors: [{ code: 'invalid_type', attr: 'non_field_errors' }] });
+    expect(validateAccount(null, ctx)).toMatchObject({
+      ok: false,
+      errors: [{ code: 'invalid_type', attr: 'non_field_errors' }],
+    });
   });
 
   it('reports missing required top-level fields of an empty object', () => {
@@ -143,8 +152,13 @@ describe('validateAccount', () => {
   it('accepts catalogue values a deployment adds, and only those', () => {
     const payload = validAccountPayload();
     setAt(payload, 'account_type', 'LANDLORD');
-    expect(validateAccount(payload, ctx)).toMatchObject({ ok: false, errors: [{ code: 'invalid_choice', attr: 'account_type' }] });
-    expect(validateAccount(payload, testContext({ catalogue: buildCatalogue({ account_type: ['LANDLORD'] }) }))).toMatchObject({ ok: true });
+    expect(validateAccount(payload, ctx)).toMatchObject({
+      ok: false,
+      errors: [{ code: 'invalid_choice', attr: 'account_type' }],
+    });
+    expect(
+      validateAccount(payload, testContext({ catalogue: buildCatalogue({ account_type: ['LANDLORD'] }) })),
+    ).toMatchObject({ ok: true });
   });
 
   it('returns trimmed strings and keeps the input untouched', () => {
@@ -158,7 +172,10 @@ describe('validateAccount', () => {
 
   it('validates the benchmark account (200 transactions, about 50 KB)', () => {
     const payload = largeAccountPayload();
-    const count = payload.ledgers.reduce((n, l) => n + l.historical_statement_transactions.length + l.current_statement_transactions.length, 0);
+    const count = payload.ledgers.reduce(
+      (n, l) => n + l.historical_statement_transactions.length + l.current_statement_transactions.length,
+      0,
+    );
     expect(count).toBe(200);
     expect(JSON.stringify(payload).length).toBeGreaterThan(45_000);
     expect(JSON.stringify(payload).length).toBeLessThan(60_000);

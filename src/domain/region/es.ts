@@ -11,13 +11,16 @@ export const esProfile: RegionProfile = {
     const phone = parsePhoneNumberFromString(value, 'ES');
     if (!phone || phone.country !== 'ES' || !phone.isValid()) return 'Enter a valid Spanish phone number.';
     // A landline field may hold any Spanish number (customers often give a mobile there); not the reverse.
-    if (kind === 'mobile' && !MOBILE_TYPES.has(phone.getType() ?? '')) return 'Enter a Spanish mobile number.';
+    if (kind === 'mobile' && !MOBILE_TYPES.has(phone.getType() ?? ''))
+      return 'Enter a Spanish mobile number.';
     return null;
   },
   postcodeProblem(value) {
     const m = /^(\d{2})\d{3}$/.exec(value);
     const province = m ? Number(m[1]) : 0;
-    return province >= 1 && province <= 52 ? null : 'Enter a 5-digit Spanish postal code (province 01 to 52).';
+    return province >= 1 && province <= 52
+      ? null
+      : 'Enter a 5-digit Spanish postal code (province 01 to 52).';
   },
   fiscalCodeProblem(value) {
     return isValidSpanishFiscalCode(value)

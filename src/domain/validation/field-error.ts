@@ -55,5 +55,7 @@ export function sortErrors(errors: readonly FieldError[]): FieldError[] {
     seen.add(key);
     return true;
   });
-  return unique.sort((a, b) => compareAttrs(a.attr, b.attr) || cmp(a.code, b.code) || cmp(a.detail, b.detail));
+  return unique.sort(
+    (a, b) => compareAttrs(a.attr, b.attr) || cmp(a.code, b.code) || cmp(a.detail, b.detail),
+  );
 }

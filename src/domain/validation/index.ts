@@ -43,13 +43,21 @@ type Rules<T> = (env: RuleEnv, data: Loose<T>) => void;
  * Schema first, then the rules. When the schema fails, the rules still run on every part that parsed on
  * its own, so one response lists every problem. Throws only for an unknown `ctx.region` (configuration).
  */
-function validate<S extends z.ZodType>(schema: S, rules: Rules<z.output<S>>, input: unknown, ctx: ValidationContext): ValidationResult<z.output<S>> {
+function validate<S extends z.ZodType>(
+  schema: S,
+  rules: Rules<z.output<S>>,
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<z.output<S>> {
   const region = getRegionProfile(ctx.region);
   const parsed = schema.safeParse(input);
   const view = parsed.success ? parsedWhole(parsed.data) : salvage(schema, input);
   const out = new Findings();
   if (view.data !== undefined && typeof view.data === 'object') {
-    rules({ out, region, catalogue: ctx.catalogue, today: ctx.today, isComplete: view.isComplete }, view.data);
+    rules(
+      { out, region, catalogue: ctx.catalogue, today: ctx.today, isComplete: view.isComplete },
+      view.data,
+    );
   }
   const schemaErrors = parsed.success ? [] : issuesToFieldErrors(parsed.error.issues, input);
   if (parsed.success && out.errors.length === 0) return { ok: true, data: parsed.data };
@@ -67,22 +75,37 @@ export function validateNotesImport(input: unknown, ctx: ValidationContext): Val
   return validate(notesImportSchema, checkNotesImport, input, ctx);
 }
 
-export function validateTransactionsImport(input: unknown, ctx: ValidationContext): ValidationResult<TransactionsImport> {
+export function validateTransactionsImport(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<TransactionsImport> {
   return validate(transactionsImportSchema, checkTransactionsImport, input, ctx);
 }
 
-export function validateBillingDocumentsImport(input: unknown, ctx: ValidationContext): ValidationResult<BillingDocumentsImport> {
+export function validateBillingDocumentsImport(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<BillingDocumentsImport> {
   return validate(billingDocumentsImportSchema, checkBillingDocumentsImport, input, ctx);
 }
 
-export function validateStatementsImport(input: unknown, ctx: ValidationContext): ValidationResult<StatementsImport> {
+export function validateStatementsImport(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<StatementsImport> {
   return validate(statementsImportSchema, checkStatementsImport, input, ctx);
 }
 
-export function validatePaymentInstruction(input: unknown, ctx: ValidationContext): ValidationResult<PaymentInstruction> {
+export function validatePaymentInstruction(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<PaymentInstruction> {
   return validate(paymentInstructionSchema, checkPaymentInstruction, input, ctx);
 }
 
-export function validateCreateAccountRequest(input: unknown, ctx: ValidationContext): ValidationResult<CreateAccountRequest> {
+export function validateCreateAccountRequest(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<CreateAccountRequest> {
   return validate(createAccountRequestSchema, noRules, input, ctx);
 }

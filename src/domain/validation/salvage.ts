@@ -16,7 +16,13 @@ export type Salvaged<T> = {
   isComplete: (value: object | undefined) => boolean;
 };
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+};
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { def: Def }).def;
 
@@ -57,7 +63,13 @@ function salvageValue(schema: z.ZodType, value: unknown, complete: WeakSet<objec
   if (parsed.success) return mark(complete, { value: parsed.data, complete: true });
   const inner = unwrap(schema);
   const def = defOf(inner);
-  if (def.type === 'object' && def.shape && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+  if (
+    def.type === 'object' &&
+    def.shape &&
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value)
+  ) {
     const out: Record<string, unknown> = {};
     let partsComplete = true;
     for (const [key, fieldSchema] of Object.entries(def.shape)) {

@@ -58,21 +58,30 @@ function mapOne(issue: Issue, input: unknown): FieldError[] {
       }
       return make('invalid_type', `Expected ${expectedLabel(issue)}, received ${jsonType(at.value)}.`);
     case 'invalid_value':
-      return make('invalid_choice', `${quote(at.value)} is not a valid choice; expected one of ${issue.values.join(', ')}.`);
+      return make(
+        'invalid_choice',
+        `${quote(at.value)} is not a valid choice; expected one of ${issue.values.join(', ')}.`,
+      );
     case 'too_big':
-      if (issue.origin === 'string') return make('max_length', `Ensure this field has no more than ${issue.maximum} characters.`);
+      if (issue.origin === 'string')
+        return make('max_length', `Ensure this field has no more than ${issue.maximum} characters.`);
       return make('invalid', issue.message);
     case 'too_small':
       if (issue.origin === 'string') return make('blank', 'This field may not be blank.');
-      if (issue.origin === 'array') return make('min_items', `Ensure this list has at least ${issue.minimum} item(s).`);
+      if (issue.origin === 'array')
+        return make('min_items', `Ensure this list has at least ${issue.minimum} item(s).`);
       return make('min_value', `Ensure this value is greater than or equal to ${issue.minimum}.`);
     case 'invalid_format':
       return make('invalid', issue.message);
     case 'custom': {
       const code: unknown = issue.params?.code;
       if (code === 'invalid_type' && !at.found) return make('required', 'This field is required.');
-      if (code === 'invalid_type') return make('invalid_type', `Expected an object, received ${jsonType(at.value)}.`);
-      return make(typeof code === 'string' && ruleCodes.has(code) ? (code as RuleCode) : 'invalid', issue.message);
+      if (code === 'invalid_type')
+        return make('invalid_type', `Expected an object, received ${jsonType(at.value)}.`);
+      return make(
+        typeof code === 'string' && ruleCodes.has(code) ? (code as RuleCode) : 'invalid',
+        issue.message,
+      );
     }
     default:
       return make('invalid', issue.message);

@@ -9,10 +9,15 @@ export const ACCOUNT_HOLDER = 'ACCOUNT_HOLDER';
 export function checkEmail(env: RuleEnv, email: string | undefined, attr: string): void {
   if (email === undefined) return;
   if (!isValidEmail(email)) env.out.add('invalid_email', attr, 'Enter a valid e-mail address.');
-  else if (isLikelyTestEmail(email)) env.out.add('possible_test_email_address', attr, 'This looks like a test e-mail address.');
+  else if (isLikelyTestEmail(email))
+    env.out.add('possible_test_email_address', attr, 'This looks like a test e-mail address.');
 }
 
-function checkAccountHolder(env: RuleEnv, customers: readonly (Loose<Customer> | undefined)[] | undefined, base: string): void {
+function checkAccountHolder(
+  env: RuleEnv,
+  customers: readonly (Loose<Customer> | undefined)[] | undefined,
+  base: string,
+): void {
   if (customers === undefined || customers.length === 0) return; // the schema reports it
   if (customers.some((c) => c?.account_roles?.includes(ACCOUNT_HOLDER))) return;
   // Only conclude "no holder" when every customer's roles are known.
@@ -21,11 +26,17 @@ function checkAccountHolder(env: RuleEnv, customers: readonly (Loose<Customer> |
   }
 }
 
-export function checkCustomers(env: RuleEnv, customers: readonly (Loose<Customer> | undefined)[] | undefined, base: string): void {
+export function checkCustomers(
+  env: RuleEnv,
+  customers: readonly (Loose<Customer> | undefined)[] | undefined,
+  base: string,
+): void {
   checkAccountHolder(env, customers, base);
   eachParsed(customers, (c, i) => {
     const attr = child(base, i);
-    eachParsed(c.account_roles, (role, j) => checkChoice(env, 'account_role', role, child(attr, 'account_roles', j)));
+    eachParsed(c.account_roles, (role, j) =>
+      checkChoice(env, 'account_role', role, child(attr, 'account_roles', j)),
+    );
     const namespaces: { key: string | undefined; attr: string }[] = [];
     eachParsed(c.user_details, (d, j) => {
       const at = child(attr, 'user_details', j);

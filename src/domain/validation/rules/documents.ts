@@ -9,9 +9,11 @@ export function documentPathProblem(path: string): string | null {
   if (path.startsWith('/')) return 'Document paths are relative: remove the leading slash.';
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) return 'Document paths are relative: remove the scheme.';
   // eslint-disable-next-line no-control-regex
-  if (/[\\\u0000-\u001f\u007f]/.test(path)) return 'Document paths must not contain backslashes or control characters.';
+  if (/[\\\u0000-\u001f\u007f]/.test(path))
+    return 'Document paths must not contain backslashes or control characters.';
   const segments = path.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..')) return 'Document paths must not contain empty, "." or ".." segments.';
+  if (segments.some((s) => s === '' || s === '.' || s === '..'))
+    return 'Document paths must not contain empty, "." or ".." segments.';
   return null;
 }
 
@@ -27,21 +29,39 @@ export function checkNote(env: RuleEnv, note: AnyNote, attr: string): void {
   // Only a fully parsed note can be said to lack content or a pin (a broken field is absent here).
   if (env.isComplete(note)) {
     if (note.body === undefined && paths === undefined) {
-      env.out.add('note_body_or_document_path_not_found', child(attr, 'body'), 'A note needs a body or document_paths.');
+      env.out.add(
+        'note_body_or_document_path_not_found',
+        child(attr, 'body'),
+        'A note needs a body or document_paths.',
+      );
     }
     if (note.unpin_at !== undefined && note.is_pinned !== true) {
-      env.out.add('unpin_at_without_pin', child(attr, 'unpin_at'), 'unpin_at is only used on pinned notes (is_pinned: true).');
+      env.out.add(
+        'unpin_at_without_pin',
+        child(attr, 'unpin_at'),
+        'unpin_at is only used on pinned notes (is_pinned: true).',
+      );
     }
   }
   if (note.unpin_at !== undefined && note.created_at !== undefined && note.unpin_at <= note.created_at) {
-    env.out.add('unpin_at_not_after_created_at', child(attr, 'unpin_at'), 'unpin_at must be after created_at.');
+    env.out.add(
+      'unpin_at_not_after_created_at',
+      child(attr, 'unpin_at'),
+      'unpin_at must be after created_at.',
+    );
   }
-  eachParsed(paths, (p, i) => checkDocumentPath(env, p.document_path, child(attr, 'document_paths', i, 'document_path')));
+  eachParsed(paths, (p, i) =>
+    checkDocumentPath(env, p.document_path, child(attr, 'document_paths', i, 'document_path')),
+  );
 }
 
 type AnyStatement = Loose<Statement> | Loose<HistoricalStatement>;
 
-export function checkStatements(env: RuleEnv, statements: readonly (AnyStatement | undefined)[] | undefined, base: string): void {
+export function checkStatements(
+  env: RuleEnv,
+  statements: readonly (AnyStatement | undefined)[] | undefined,
+  base: string,
+): void {
   const ids: { key: string | undefined; attr: string }[] = [];
   eachParsed(statements, (s, i) => {
     const attr = child(base, i);

@@ -15,16 +15,30 @@ export type RuleEnv = {
 
 const quote = (v: string): string => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
 
-export function checkChoice(env: RuleEnv, name: CatalogueName, value: string | undefined, attr: string): void {
+export function checkChoice(
+  env: RuleEnv,
+  name: CatalogueName,
+  value: string | undefined,
+  attr: string,
+): void {
   if (value !== undefined && !env.catalogue[name].has(value)) {
     env.out.add('invalid_choice', attr, `${quote(value)} is not a valid choice for ${name}.`);
   }
 }
 
 /** Dates and datetimes in their fixed ISO formats compare correctly as strings. */
-export function checkOrder(env: RuleEnv, start: string | undefined, end: string | undefined, attr: string): void {
+export function checkOrder(
+  env: RuleEnv,
+  start: string | undefined,
+  end: string | undefined,
+  attr: string,
+): void {
   if (start !== undefined && end !== undefined && start > end) {
-    env.out.add('start_date_later_than_end_date', attr, `The start (${start}) is later than the end (${end}).`);
+    env.out.add(
+      'start_date_later_than_end_date',
+      attr,
+      `The start (${start}) is later than the end (${end}).`,
+    );
   }
 }
 
@@ -44,7 +58,10 @@ export function checkUnique(
 }
 
 /** Calls `fn` for each item that parsed, with its original index. */
-export function eachParsed<T>(list: readonly (T | undefined)[] | undefined, fn: (item: T, index: number) => void): void {
+export function eachParsed<T>(
+  list: readonly (T | undefined)[] | undefined,
+  fn: (item: T, index: number) => void,
+): void {
   list?.forEach((item, index) => {
     if (item !== undefined) fn(item, index);
   });

@@ -15,7 +15,11 @@ export function checkNotesImport(env: RuleEnv, body: Loose<NotesImport>): void {
   eachParsed(body.notes, (n, i) => checkNote(env, n, child('notes', i)));
 }
 
-function checkTransactionList(env: RuleEnv, list: Loose<TransactionsImport>['transactions'], base: string): LocatedTransaction[] {
+function checkTransactionList(
+  env: RuleEnv,
+  list: Loose<TransactionsImport>['transactions'],
+  base: string,
+): LocatedTransaction[] {
   const located: LocatedTransaction[] = [];
   eachParsed(list, (t, i) => {
     const attr = child(base, i);
@@ -36,17 +40,36 @@ export function checkBillingDocumentsImport(env: RuleEnv, body: Loose<BillingDoc
   const identifiers: { key: string | undefined; attr: string }[] = [];
   eachParsed(body.historical_billing_documents, (doc, i) => {
     const attr = child('historical_billing_documents', i);
-    identifiers.push({ key: doc.billing_document_identifier, attr: child(attr, 'billing_document_identifier') });
+    identifiers.push({
+      key: doc.billing_document_identifier,
+      attr: child(attr, 'billing_document_identifier'),
+    });
     const type = doc.billing_document_type;
-    if (type !== undefined && body.billing_document_type !== undefined && type !== body.billing_document_type) {
-      env.out.add('billing_document_type_mismatch', child(attr, 'billing_document_type'), `The request imports ${body.billing_document_type} documents.`);
+    if (
+      type !== undefined &&
+      body.billing_document_type !== undefined &&
+      type !== body.billing_document_type
+    ) {
+      env.out.add(
+        'billing_document_type_mismatch',
+        child(attr, 'billing_document_type'),
+        `The request imports ${body.billing_document_type} documents.`,
+      );
     }
     for (const field of PERIOD_FIELDS) {
       if (type === 'PERIOD_BASED' && env.isComplete(doc) && doc[field] === undefined) {
-        env.out.add('required_for_document_type', child(attr, field), `PERIOD_BASED documents need ${field}.`);
+        env.out.add(
+          'required_for_document_type',
+          child(attr, field),
+          `PERIOD_BASED documents need ${field}.`,
+        );
       }
       if (type === 'ITEM_BASED' && doc[field] !== undefined) {
-        env.out.add('field_not_allowed_for_document_type', child(attr, field), `ITEM_BASED documents have no ${field}.`);
+        env.out.add(
+          'field_not_allowed_for_document_type',
+          child(attr, field),
+          `ITEM_BASED documents have no ${field}.`,
+        );
       }
     }
     checkOrder(env, doc.bill_period_from_date, doc.bill_period_to_date, child(attr, 'bill_period_from_date'));
@@ -54,7 +77,13 @@ export function checkBillingDocumentsImport(env: RuleEnv, body: Loose<BillingDoc
     located.push(...checkTransactionList(env, doc.transactions, child(attr, 'transactions')));
   });
   checkUnique(env, identifiers, 'duplicate_billing_document_identifiers', 'billing_document_identifier');
-  located.push(...checkTransactionList(env, body.additional_historical_transactions, 'additional_historical_transactions'));
+  located.push(
+    ...checkTransactionList(
+      env,
+      body.additional_historical_transactions,
+      'additional_historical_transactions',
+    ),
+  );
   checkTransactionIds(env, located);
 }
 

@@ -36,12 +36,21 @@ function checkTypeFields(env: RuleEnv, t: Txn, attr: string): void {
   // A field that failed its own schema is absent here; only claim "missing" when the whole item parsed.
   if (env.isComplete(t)) {
     for (const field of REQUIRED_FOR[type]) {
-      if (t[field] === undefined) env.out.add('required_for_transaction_type', child(attr, field), `${type} transactions need ${field}.`);
+      if (t[field] === undefined)
+        env.out.add(
+          'required_for_transaction_type',
+          child(attr, field),
+          `${type} transactions need ${field}.`,
+        );
     }
   }
   for (const [field, types] of ONLY_FOR) {
     if (t[field] !== undefined && !types.includes(type)) {
-      env.out.add('field_not_allowed_for_transaction_type', child(attr, field), `${field} is only used with ${types.join(' and ')} transactions.`);
+      env.out.add(
+        'field_not_allowed_for_transaction_type',
+        child(attr, field),
+        `${field} is only used with ${types.join(' and ')} transactions.`,
+      );
     }
   }
 }
@@ -53,7 +62,11 @@ function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
     checkOrder(env, li.start_date, li.end_date, child(at, 'start_date'));
     if (li.net_amount !== undefined && li.price_per_unit !== undefined && li.number_of_units !== undefined) {
       if (!matchesToTheCent(li.net_amount, li.price_per_unit, li.number_of_units)) {
-        env.out.add('incorrect_line_item_net_amount', child(at, 'net_amount'), `net_amount ${li.net_amount} is not price_per_unit × number_of_units to the cent.`);
+        env.out.add(
+          'incorrect_line_item_net_amount',
+          child(at, 'net_amount'),
+          `net_amount ${li.net_amount} is not price_per_unit × number_of_units to the cent.`,
+        );
       }
     }
   });
@@ -62,16 +75,37 @@ function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
     checkChoice(env, 'tax_type', tax.tax_type, child(at, 'tax_type'));
     checkChoice(env, 'tax_unit_type', tax.unit_type, child(at, 'unit_type'));
     if (tax.unit_type !== undefined && MULTIPLICATIVE_TAX_UNITS.has(tax.unit_type)) {
-      if (tax.amount !== undefined && tax.value_taxed !== undefined && tax.rate !== undefined && !matchesToTheCent(tax.amount, tax.value_taxed, tax.rate)) {
-        env.out.add('incorrect_tax_item_amount', child(at, 'amount'), `amount ${tax.amount} is not value_taxed × rate to the cent.`);
+      if (
+        tax.amount !== undefined &&
+        tax.value_taxed !== undefined &&
+        tax.rate !== undefined &&
+        !matchesToTheCent(tax.amount, tax.value_taxed, tax.rate)
+      ) {
+        env.out.add(
+          'incorrect_tax_item_amount',
+          child(at, 'amount'),
+          `amount ${tax.amount} is not value_taxed × rate to the cent.`,
+        );
       }
     }
   });
-  if (t.type === 'SUPPLY_CHARGE' && env.isComplete(t) && t.amount !== undefined && t.line_items !== undefined) {
-    const parts = [...t.line_items.map((li) => li?.net_amount ?? '0'), ...(t.tax_items ?? []).map((tax) => tax?.amount ?? '0')];
+  if (
+    t.type === 'SUPPLY_CHARGE' &&
+    env.isComplete(t) &&
+    t.amount !== undefined &&
+    t.line_items !== undefined
+  ) {
+    const parts = [
+      ...t.line_items.map((li) => li?.net_amount ?? '0'),
+      ...(t.tax_items ?? []).map((tax) => tax?.amount ?? '0'),
+    ];
     const total = sum(parts);
     if (!total.eq(t.amount)) {
-      env.out.add('supply_charge_amount_mismatch', child(attr, 'amount'), `amount ${t.amount} differs from line items plus taxes (${formatMoney(total)}).`);
+      env.out.add(
+        'supply_charge_amount_mismatch',
+        child(attr, 'amount'),
+        `amount ${t.amount} differs from line items plus taxes (${formatMoney(total)}).`,
+      );
     }
   }
 }
@@ -81,14 +115,21 @@ export function checkTransaction(env: RuleEnv, t: Txn, attr: string): void {
   checkChoice(env, 'reason', t.reason, child(attr, 'reason'));
   checkChoice(env, 'payment_type', t.payment_type, child(attr, 'payment_type'));
   if (t.transaction_date !== undefined && t.transaction_date > env.today) {
-    env.out.add('transaction_in_future', child(attr, 'transaction_date'), `The transaction is dated after today (${env.today}).`);
+    env.out.add(
+      'transaction_in_future',
+      child(attr, 'transaction_date'),
+      `The transaction is dated after today (${env.today}).`,
+    );
   }
   checkTypeFields(env, t, attr);
   checkSupplyChargeItems(env, t, attr);
 }
 
 export function checkTransactionIds(env: RuleEnv, located: readonly LocatedTransaction[]): void {
-  const entries = located.map(({ txn, attr }) => ({ key: txn.transaction_id, attr: child(attr, 'transaction_id') }));
+  const entries = located.map(({ txn, attr }) => ({
+    key: txn.transaction_id,
+    attr: child(attr, 'transaction_id'),
+  }));
   checkUnique(env, entries, 'duplicate_transaction_ids', 'transaction_id');
 }
 
@@ -108,19 +149,31 @@ function checkBalances(env: RuleEnv, l: Loose<Ledger>, attr: string): void {
   if (l.historical_statement_transactions !== undefined) {
     const historical = completeTotal(l.historical_statement_transactions);
     if (historical !== null && !historical.eq(l.last_statement_balance)) {
-      env.out.add('historical_statement_transactions_balance_mismatch', child(attr, 'last_statement_balance'), `Historical statement transactions sum to ${formatMoney(historical)}, not ${l.last_statement_balance}.`);
+      env.out.add(
+        'historical_statement_transactions_balance_mismatch',
+        child(attr, 'last_statement_balance'),
+        `Historical statement transactions sum to ${formatMoney(historical)}, not ${l.last_statement_balance}.`,
+      );
     }
   }
   const current = completeTotal(l.current_statement_transactions ?? []);
   if (current === null) return;
   const expected = current.plus(l.last_statement_balance);
   if (!expected.eq(l.ledger_balance)) {
-    env.out.add('balance_mismatch_on_ledger_balance', child(attr, 'ledger_balance'), `last_statement_balance plus current statement transactions is ${formatMoney(expected)}, not ${l.ledger_balance}.`);
+    env.out.add(
+      'balance_mismatch_on_ledger_balance',
+      child(attr, 'ledger_balance'),
+      `last_statement_balance plus current statement transactions is ${formatMoney(expected)}, not ${l.ledger_balance}.`,
+    );
   }
 }
 
 /** Rules of every ledger; returns their transactions for payload-wide checks. */
-export function checkLedgers(env: RuleEnv, ledgers: readonly (Loose<Ledger> | undefined)[] | undefined, base: string): LocatedTransaction[] {
+export function checkLedgers(
+  env: RuleEnv,
+  ledgers: readonly (Loose<Ledger> | undefined)[] | undefined,
+  base: string,
+): LocatedTransaction[] {
   const located: LocatedTransaction[] = [];
   const codes: { key: string | undefined; attr: string }[] = [];
   eachParsed(ledgers, (l, i) => {
@@ -132,7 +185,11 @@ export function checkLedgers(env: RuleEnv, ledgers: readonly (Loose<Ledger> | un
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
       if (closing !== undefined && t.transaction_date !== undefined && t.transaction_date > closing) {
-        env.out.add('historical_transaction_after_closing_date', child(at, 'transaction_date'), `Historical transactions must be dated on or before ${closing}.`);
+        env.out.add(
+          'historical_transaction_after_closing_date',
+          child(at, 'transaction_date'),
+          `Historical transactions must be dated on or before ${closing}.`,
+        );
       }
     });
     eachParsed(l.current_statement_transactions, (t, j) => {
@@ -140,7 +197,11 @@ export function checkLedgers(env: RuleEnv, ledgers: readonly (Loose<Ledger> | un
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
       if (closing !== undefined && t.transaction_date !== undefined && t.transaction_date <= closing) {
-        env.out.add('current_transaction_not_after_closing_date', child(at, 'transaction_date'), `Current statement transactions must be dated after ${closing}.`);
+        env.out.add(
+          'current_transaction_not_after_closing_date',
+          child(at, 'transaction_date'),
+          `Current statement transactions must be dated after ${closing}.`,
+        );
       }
     });
     checkBalances(env, l, attr);
