@@ -11,22 +11,46 @@ export const PATH_TEXT = 1024;
 /** Trimmed, non-blank string; blank means "not provided", which the interface says to omit instead. */
 export const text = (max: number = SHORT_TEXT) => z.string().trim().min(1).max(max);
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATETIME_RE = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$/;
+const ZERO = 48; // '0'
 
-export function isCalendarDate(value: string): boolean {
-  const m = DATE_RE.exec(value);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+/** The number written by `length` ASCII digits at `from`, or -1. */
+function digitsAt(s: string, from: number, length: number): number {
+  let n = 0;
+  for (let i = from; i < from + length; i++) {
+    const d = s.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+// Hand-rolled rather than regular expressions: every payload carries hundreds of dates.
+function isCalendarDateAt(value: string, from: number): boolean {
+  if (value.charCodeAt(from + 4) !== 45 || value.charCodeAt(from + 7) !== 45) return false; // '-'
+  const y = digitsAt(value, from, 4);
+  const mo = digitsAt(value, from + 5, 2);
+  const d = digitsAt(value, from + 8, 2);
   if (y < 1 || mo < 1 || mo > 12 || d < 1) return false;
+  if (d <= 28) return true;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1]!;
+  const daysInMonth = mo === 2 ? (leap ? 29 : 28) : mo === 4 || mo === 6 || mo === 9 || mo === 11 ? 30 : 31;
   return d <= daysInMonth;
 }
 
+/** YYYY-MM-DD naming a real calendar day. */
+export function isCalendarDate(value: string): boolean {
+  return value.length === 10 && isCalendarDateAt(value, 0);
+}
+
+/** YYYY-MM-DDTHH:MM:SSZ with a real calendar day and time. */
 export function isUtcDatetime(value: string): boolean {
-  const m = DATETIME_RE.exec(value);
-  return m !== null && isCalendarDate(m[1]!);
+  if (value.length !== 20 || !isCalendarDateAt(value, 0)) return false;
+  if (value.charCodeAt(10) !== 84 || value.charCodeAt(19) !== 90) return false; // 'T', 'Z'
+  if (value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58) return false; // ':'
+  const h = digitsAt(value, 11, 2);
+  const m = digitsAt(value, 14, 2);
+  const sec = digitsAt(value, 17, 2);
+  return h >= 0 && h <= 23 && m >= 0 && m <= 59 && sec >= 0 && sec <= 59;
 }
 
 export const isoDate = z.string().refine(isCalendarDate, {
@@ -39,49 +63,64 @@ export const isoDatetime = z.string().refine(isUtcDatetime, {
   params: { code: 'invalid_datetime' },
 });
 
-const DECIMAL_RE = /^(-?)(\d{1,15})(?:\.(\d{1,10}))?$/;
-
 type DecimalOptions = { money?: boolean; nonNegative?: boolean };
 
+const MAX_INT_DIGITS = 15;
+const MAX_FRACTION_DIGITS = 10;
+const INVALID_DECIMAL =
+  'Enter a number or a decimal string such as "12.34" (at most 15 integer and 10 fraction digits).';
+
+function fail(ctx: z.RefinementCtx, input: unknown, code: string, message: string): never {
+  ctx.issues.push({ code: 'custom', message, input, params: { code } });
+  return z.NEVER;
+}
+
 /**
- * Canonical decimal string of a JSON number or decimal string, or null when it is not one. Pure string
- * work (no float arithmetic, and cheap enough for thousands of amounts per payload).
+ * Canonical decimal string of a JSON number or decimal string (-?\d{1,15}(\.\d{1,10})?, no float
+ * arithmetic), with leading integer and trailing fraction zeros dropped; money keeps 2 places. A single
+ * scan: this runs on every amount of a payload.
  */
-function canonical(v: number | string): { text: string; places: number; negative: boolean } | null {
+function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.RefinementCtx): string {
   let s: string;
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) return null;
+    if (!Number.isFinite(v)) return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL);
     s = String(v); // shortest round-trip form: 0.1 stays "0.1"
     if (s.includes('e')) s = new Decimal(v).toFixed();
   } else {
     s = v;
   }
-  const m = DECIMAL_RE.exec(s);
-  if (!m) return null;
-  const int = m[2]!.replace(/^0+(?=\d)/, '');
-  const frac = (m[3] ?? '').replace(/0+$/, '');
-  const negative = m[1] === '-' && (int !== '0' || frac !== '');
-  return { text: `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`, places: frac.length, negative };
+  const length = s.length;
+  const sign = s.charCodeAt(0) === 45 ? 1 : 0; // '-'
+  let i = sign;
+  while (i < length && isDigit(s.charCodeAt(i))) i++;
+  const intEnd = i;
+  let fracEnd = i;
+  if (i < length) {
+    if (s.charCodeAt(i) !== 46) return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL); // '.'
+    fracEnd = ++i;
+    while (fracEnd < length && isDigit(s.charCodeAt(fracEnd))) fracEnd++;
+    if (fracEnd !== length || fracEnd === i) return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL);
+  }
+  const fracStart = intEnd + 1;
+  if (intEnd === sign || intEnd - sign > MAX_INT_DIGITS || fracEnd - fracStart > MAX_FRACTION_DIGITS)
+    return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL);
+  let intStart = sign;
+  while (intStart < intEnd - 1 && s.charCodeAt(intStart) === ZERO) intStart++;
+  while (fracEnd > fracStart && s.charCodeAt(fracEnd - 1) === ZERO) fracEnd--;
+  const places = fracEnd > fracStart ? fracEnd - fracStart : 0;
+  const negative = sign === 1 && (places > 0 || intEnd - intStart > 1 || s.charCodeAt(intStart) !== ZERO);
+  if (opts.money && places > 2)
+    return fail(ctx, v, 'too_many_decimal_places', 'Money has at most 2 decimal places.');
+  if (opts.nonNegative && negative) return fail(ctx, v, 'negative_amount', 'Must not be negative.');
+  let text = s.slice(intStart, intEnd);
+  if (places > 0) text += s.slice(intEnd, fracEnd);
+  if (negative) text = '-' + text;
+  // Money keeps cents visible ("10.50"); other quantities use their shortest exact form.
+  if (!opts.money) return text;
+  return places === 0 ? text + '.00' : places === 1 ? text + '0' : text;
 }
 
-function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.RefinementCtx): string {
-  const fail = (code: string, message: string): string => {
-    ctx.issues.push({ code: 'custom', message, input: v, params: { code } });
-    return z.NEVER;
-  };
-  const d = canonical(v);
-  if (d === null)
-    return fail(
-      'invalid_decimal',
-      'Enter a number or a decimal string such as "12.34" (at most 15 integer and 10 fraction digits).',
-    );
-  if (opts.money && d.places > 2)
-    return fail('too_many_decimal_places', 'Money has at most 2 decimal places.');
-  if (opts.nonNegative && d.negative) return fail('negative_amount', 'Must not be negative.');
-  // Money keeps cents visible ("10.50"); other quantities use their shortest exact form.
-  if (!opts.money) return d.text;
-  return d.places === 0 ? `${d.text}.00` : d.places === 1 ? `${d.text}0` : d.text;
-}
+const isDigit = (c: number): boolean => c >= ZERO && c <= 57;
 
 /** A JSON number or decimal string, normalised to a canonical decimal string (exact, never a float). */
 export const decimal = (opts: DecimalOptions = {}) =>
@@ -98,28 +137,39 @@ export const integer = () => z.number().int();
 const MAX_JSON_DEPTH = 10;
 const MAX_JSON_NODES = 2_000;
 
+// Metadata is stored as serialized JSON, so keys such as "$ref" or "a.b" are data and round-trip as they
+// are; keys that name prototype machinery are refused as a matter of principle (merges, lodash-style paths).
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
 function jsonObjectProblem(root: unknown): string | null {
   if (typeof root !== 'object' || root === null || Array.isArray(root)) return 'Expected a JSON object.';
   // Iterative walk: a hostile, deeply nested value must not exhaust the stack.
-  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  const values: unknown[] = [root];
+  const depths: number[] = [1];
   let nodes = 0;
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
     if (++nodes > MAX_JSON_NODES) return `The object has more than ${MAX_JSON_NODES} values.`;
     if (typeof value !== 'object' || value === null) continue;
     if (depth > MAX_JSON_DEPTH) return `The object is nested more than ${MAX_JSON_DEPTH} levels deep.`;
-    const entries = Array.isArray(value) ? value.map((v) => ['', v] as const) : Object.entries(value);
-    for (const [key, child] of entries) {
-      // Keys like these would be read as database operators or prototype writes downstream.
-      if (key.startsWith('$') || key.includes('.') || key === '__proto__')
-        return `Key "${key.slice(0, 40)}" is not allowed.`;
-      stack.push({ value: child, depth: depth + 1 });
+    if (Array.isArray(value)) {
+      for (const item of value as unknown[]) {
+        values.push(item);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      if (FORBIDDEN_KEYS.has(key)) return `Key "${key}" is not allowed.`;
+      values.push((value as Record<string, unknown>)[key]);
+      depths.push(depth + 1);
     }
   }
   return null;
 }
 
-/** A free-form JSON object (metadata values), bounded in size and depth, with storage-safe keys. */
+/** A free-form JSON object (metadata values), bounded in size and depth, without prototype-machinery keys. */
 export const jsonObject = () =>
   z
     .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {

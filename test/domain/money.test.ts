@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matchesToTheCent, signedTotal } from '../../src/domain/money.js';
+import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../src/domain/money.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
 import { testContext, validAccountPayload } from './fixtures.js';
 import { setAt } from './json-path.js';
@@ -49,12 +49,12 @@ describe('exact money', () => {
     const t = (type: 'CHARGE' | 'CREDIT' | 'PAYMENT' | 'REPAYMENT' | 'SUPPLY_CHARGE') => [
       { type, amount: '1.00' },
     ];
-    expect(['PAYMENT', 'CREDIT'].map((x) => signedTotal(t(x as 'PAYMENT')).toFixed(2))).toEqual([
+    expect(['PAYMENT', 'CREDIT'].map((x) => formatCents(signedTotal(t(x as 'PAYMENT'))))).toEqual([
       '1.00',
       '1.00',
     ]);
     expect(
-      ['CHARGE', 'REPAYMENT', 'SUPPLY_CHARGE'].map((x) => signedTotal(t(x as 'CHARGE')).toFixed(2)),
+      ['CHARGE', 'REPAYMENT', 'SUPPLY_CHARGE'].map((x) => formatCents(signedTotal(t(x as 'CHARGE')))),
     ).toEqual(['-1.00', '-1.00', '-1.00']);
   });
 

@@ -65,8 +65,14 @@ export const accountSchemaScenarios: Scenario[] = [
   a(
     'invalid_metadata_value',
     'metadata.0.value',
-    '$ key inside',
-    set('metadata.0.value', { $set: { balance: 0 } }),
+    'own __proto__ key inside',
+    set('metadata.0.value', JSON.parse('{"a": {"__proto__": {"admin": true}}}')),
+  ),
+  a(
+    'invalid_metadata_value',
+    'metadata.0.value',
+    'constructor key inside',
+    set('metadata.0.value', { a: [{ constructor: { prototype: 1 } }] }),
   ),
   a('invalid_type', 'metadata.0.value', 'array value', set('metadata.0.value', [1, 2])),
   a(

@@ -170,6 +170,19 @@ describe('validateAccount', () => {
     expect(payload).toEqual(before);
   });
 
+  it('metadata keys with "$" and "." are data: they validate and come back unchanged', () => {
+    const value = {
+      'a.b': 1,
+      $ref: '#/definitions/legacy',
+      nested: { $set: { 'x.y.z': [true, null, { $gt: '2024-01-01' }] }, '.': '', $: 0 },
+    };
+    const body = JSON.stringify({ ...validAccountPayload(), metadata: [{ key: 'legacy.json', value }] });
+    const result = validateAccount(JSON.parse(body), ctx);
+    expect(result.ok).toBe(true);
+    expect(result.ok && result.data.metadata).toEqual([{ key: 'legacy.json', value }]);
+    expect(JSON.stringify(result.ok && result.data.metadata?.[0]?.value)).toBe(JSON.stringify(value));
+  });
+
   it('validates the benchmark account (200 transactions, about 50 KB)', () => {
     const payload = largeAccountPayload();
     const count = payload.ledgers.reduce(

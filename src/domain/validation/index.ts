@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { accountPayloadSchema, type AccountPayload } from '../../schemas/account.js';
 import {
   billingDocumentsImportSchema,
@@ -39,6 +39,19 @@ export type ValidationResult<T> = { ok: true; data: T } | { ok: false; errors: F
 
 type Rules<T> = (env: RuleEnv, data: Loose<T>) => void;
 
+const compiledSchemas = new WeakMap<z.ZodType, z.ZodType>();
+
+// z.compile generates a parser for the valid path (several times faster on a large account) and hands
+// any failing input to the ordinary parser, so issues and error paths are the runtime's own.
+function compiled<S extends z.ZodType>(schema: S): S {
+  let fast = compiledSchemas.get(schema);
+  if (!fast) {
+    fast = z.compile(schema);
+    compiledSchemas.set(schema, fast);
+  }
+  return fast as S;
+}
+
 /**
  * Schema first, then the rules. When the schema fails, the rules still run on every part that parsed on
  * its own, so one response lists every problem. Throws only for an unknown `ctx.region` (configuration).
@@ -50,7 +63,7 @@ function validate<S extends z.ZodType>(
   ctx: ValidationContext,
 ): ValidationResult<z.output<S>> {
   const region = getRegionProfile(ctx.region);
-  const parsed = schema.safeParse(input);
+  const parsed = compiled(schema).safeParse(input);
   const view = parsed.success ? parsedWhole(parsed.data) : salvage(schema, input);
   const out = new Findings();
   if (view.data !== undefined && typeof view.data === 'object') {

@@ -74,7 +74,7 @@ export const ruleCatalogue = [
   {
     code: 'invalid_metadata_value',
     description:
-      'A metadata value is not a JSON object, is nested more than 10 levels or has more than 2000 values, or uses a key starting with "$", containing "." or equal to "__proto__".',
+      'A metadata value is not a JSON object, is nested more than 10 levels or has more than 2000 values, or uses the key "__proto__", "constructor" or "prototype" at any depth (keys such as "$ref" or "a.b" are allowed).',
     exampleAttr: 'metadata.0.value',
   },
   {

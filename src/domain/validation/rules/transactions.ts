@@ -1,7 +1,6 @@
 import type { Ledger } from '../../../schemas/account.js';
 import type { Transaction } from '../../../schemas/transaction.js';
-import type { Decimal } from 'decimal.js';
-import { formatMoney, matchesToTheCent, signedTotal, sum } from '../../money.js';
+import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../money.js';
 import { child } from '../field-error.js';
 import type { Loose } from '../salvage.js';
 import { checkChoice, checkOrder, checkUnique, eachParsed, type RuleEnv } from './env.js';
@@ -95,16 +94,14 @@ function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
     t.amount !== undefined &&
     t.line_items !== undefined
   ) {
-    const parts = [
-      ...t.line_items.map((li) => li?.net_amount ?? '0'),
-      ...(t.tax_items ?? []).map((tax) => tax?.amount ?? '0'),
-    ];
-    const total = sum(parts);
-    if (!total.eq(t.amount)) {
+    let total = 0n;
+    for (const li of t.line_items) if (li?.net_amount !== undefined) total += toCents(li.net_amount);
+    for (const tax of t.tax_items ?? []) if (tax?.amount !== undefined) total += toCents(tax.amount);
+    if (total !== toCents(t.amount)) {
       env.out.add(
         'supply_charge_amount_mismatch',
         child(attr, 'amount'),
-        `amount ${t.amount} differs from line items plus taxes (${formatMoney(total)}).`,
+        `amount ${t.amount} differs from line items plus taxes (${formatCents(total)}).`,
       );
     }
   }
@@ -134,13 +131,9 @@ export function checkTransactionIds(env: RuleEnv, located: readonly LocatedTrans
 }
 
 /** Signed total, or null when some transaction did not parse (the sum would be meaningless). */
-function completeTotal(list: readonly (Txn | undefined)[]): Decimal | null {
-  const parsed: { type: TxnType; amount: string }[] = [];
-  for (const t of list) {
-    if (t?.type === undefined || t.amount === undefined) return null;
-    parsed.push({ type: t.type, amount: t.amount });
-  }
-  return signedTotal(parsed);
+function completeTotal(list: readonly (Txn | undefined)[]): bigint | null {
+  for (const t of list) if (t?.type === undefined || t.amount === undefined) return null;
+  return signedTotal(list as readonly { type: TxnType; amount: string }[]);
 }
 
 function checkBalances(env: RuleEnv, l: Loose<Ledger>, attr: string): void {
@@ -148,22 +141,22 @@ function checkBalances(env: RuleEnv, l: Loose<Ledger>, attr: string): void {
   // Without a historical list the last statement balance stands alone as the opening balance.
   if (l.historical_statement_transactions !== undefined) {
     const historical = completeTotal(l.historical_statement_transactions);
-    if (historical !== null && !historical.eq(l.last_statement_balance)) {
+    if (historical !== null && historical !== toCents(l.last_statement_balance)) {
       env.out.add(
         'historical_statement_transactions_balance_mismatch',
         child(attr, 'last_statement_balance'),
-        `Historical statement transactions sum to ${formatMoney(historical)}, not ${l.last_statement_balance}.`,
+        `Historical statement transactions sum to ${formatCents(historical)}, not ${l.last_statement_balance}.`,
       );
     }
   }
   const current = completeTotal(l.current_statement_transactions ?? []);
   if (current === null) return;
-  const expected = current.plus(l.last_statement_balance);
-  if (!expected.eq(l.ledger_balance)) {
+  const expected = current + toCents(l.last_statement_balance);
+  if (expected !== toCents(l.ledger_balance)) {
     env.out.add(
       'balance_mismatch_on_ledger_balance',
       child(attr, 'ledger_balance'),
-      `last_statement_balance plus current statement transactions is ${formatMoney(expected)}, not ${l.ledger_balance}.`,
+      `last_statement_balance plus current statement transactions is ${formatCents(expected)}, not ${l.ledger_balance}.`,
     );
   }
 }
