@@ -65,6 +65,19 @@ describe('exact money', () => {
     expect(matchesToTheCent('1.00', '1.0051', '1')).toBe(false);
   });
 
+  it('works in exact integer minor units, whatever the magnitude or number of places', () => {
+    expect(toCents('-12.00')).toBe(-1200n);
+    expect(toCents('999999999999999.99')).toBe(99999999999999999n);
+    expect(formatCents(5n)).toBe('0.05');
+    expect(formatCents(-99999999999999999n)).toBe('-999999999999999.99');
+    // 10-place factors: the product has 20 places (and more significant digits than decimal.js keeps).
+    expect(matchesToTheCent('0.00', '0.0000000001', '49.9999999999')).toBe(true);
+    expect(matchesToTheCent('123456789012.47', '1234567890.1234567891', '100.0000000001')).toBe(true);
+    expect(matchesToTheCent('123456789012.46', '1234567890.1234567891', '100.0000000001')).toBe(false);
+    expect(matchesToTheCent('0.01', '0.005', '1')).toBe(true);
+    expect(matchesToTheCent('0.01', '0.0049999999', '1')).toBe(false);
+  });
+
   it('normalises amounts to exact decimal strings, money with two places', () => {
     const result = validateAccount(validAccountPayload(), ctx);
     if (!result.ok) throw new Error('fixture should validate');
