@@ -12,6 +12,8 @@ import {
 } from '../domain/validation/index.js';
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
+import { retryTransient } from './transient.js';
+import { derivedId } from './records.js';
 import {
   accountFields,
   buildLedgers,
@@ -73,6 +75,11 @@ export function creationValidationContext(
   return { region: region ?? 'ES', catalogue, today: now.toISOString().slice(0, 10) };
 }
 
+/** One account per import process, by construction: its id is derived from the process id (and found by it). */
+export function accountIdFor(processId: Types.ObjectId): Types.ObjectId {
+  return derivedId(processId, 'account');
+}
+
 /** `A-` and 8 characters of 0-9A-F. */
 export function newAccountNumber(): string {
   return `A-${randomBytes(4).toString('hex').toUpperCase()}`;
@@ -88,11 +95,13 @@ function isDuplicateKey(err: unknown): boolean {
 /** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
 async function insertMissing(model: Model<any>, docs: object[]): Promise<void> {
   if (docs.length === 0) return;
-  try {
-    await model.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+  await retryTransient(async () => {
+    try {
+      await model.insertMany(docs, { ordered: false });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  });
 }
 
 const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
@@ -109,7 +118,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   if (process.krakenAccountNumber) {
     // The same job retried after it had finished its writes: the same success again.
     if (!input.dryRun && process.creationJobId === input.jobId) {
-      const account = await models.Account.findOne({ processId: process._id })
+      const account = await models.Account.findById(accountIdFor(process._id))
         .select({ _id: 1, migrationEmailStatus: 1 })
         .lean();
       if (account) {
@@ -149,7 +158,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   }
 
   // A creation that was interrupted resumes from the payload its account was made from, even if re-staged since.
-  const existing = input.dryRun ? null : await models.Account.findOne({ processId: process._id }).lean();
+  const existing = input.dryRun ? null : await models.Account.findById(accountIdFor(process._id)).lean();
   const sourcePayload = existing?.sourcePayload ?? process.stagedPayload!;
   const validated = validateAccount(
     JSON.parse(sourcePayload),
@@ -187,6 +196,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   const account =
     existing ??
     (await insertAccount(models, {
+      _id: accountIdFor(process._id),
       organisationId: process.organisationId,
       importSupplier: process.importSupplier,
       externalAccountNumber: process.externalAccountNumber,
@@ -201,9 +211,11 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   await writeRecords(deps.db, data, raw, ctx);
 
   // Last: from here on the account counts as imported.
-  await models.AccountImportProcess.updateOne(
-    { _id: process._id, krakenAccountNumber: null },
-    { $set: { krakenAccountNumber: account.number, accountCreatedAt: account.createdAt ?? deps.clock() } },
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne(
+      { _id: process._id, krakenAccountNumber: null },
+      { $set: { krakenAccountNumber: account.number, accountCreatedAt: account.createdAt ?? deps.clock() } },
+    ),
   );
   const after = await models.AccountImportProcess.findById(process._id)
     .select({ krakenAccountNumber: 1 })
@@ -233,18 +245,20 @@ async function writeRecords(
   ]);
 }
 
-type NewAccount = Record<string, unknown> & { processId: Types.ObjectId };
+type NewAccount = Record<string, unknown> & { _id: Types.ObjectId };
 
 /** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
 async function insertAccount(models: Database['models'], fields: NewAccount) {
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
-      const [doc] = await models.Account.insertMany([{ ...fields, number: newAccountNumber() }]);
+      const [doc] = await retryTransient(() =>
+        models.Account.insertMany([{ ...fields, number: newAccountNumber() }]),
+      );
       return doc!.toObject();
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       // Either another attempt of this creation inserted the account first, or the number was taken.
-      const winner = await models.Account.findOne({ processId: fields.processId }).lean();
+      const winner = await models.Account.findById(fields._id).lean();
       if (winner) return winner;
     }
   }

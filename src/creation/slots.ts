@@ -3,11 +3,11 @@ import type { Redis } from 'ioredis';
 /**
  * The global limit on accounts being created at once, shared by every API pod and worker.
  *
- * One Redis sorted set per deployment (per queue prefix): member = import process id, score = the time
+ * One Redis sorted set per deployment (per queue prefix): member = the account's key (`slotMember`), score = the time
  * (Redis server clock, ms) at which the slot lapses. Holders renew their slot while they work (the API while
  * it waits for the job, the worker while it runs it), so a crashed holder's slot lapses on its own after
  * the lease. Every decision is one Lua script, so "count, compare, add" is atomic across processes.
- * The member being the process id also makes the set the lock against a second create of the same account.
+ * The member being the account's key also makes the set the lock against a second create of the same account.
  */
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -70,6 +70,11 @@ function withCommands(redis: Redis): Redis & SlotCommands {
   return redis as Redis & SlotCommands;
 }
 
+/** The slot (and lock) of one account: its supplier code and external number, known before any lookup. */
+export function slotMember(importSupplier: string, externalAccountNumber: string): string {
+  return `${importSupplier}/${externalAccountNumber}`;
+}
+
 export type AcquireResult = { status: 'taken' | 'limit_reached' | 'already_held'; inFlight: number };
 
 export type SlotSettings = {
@@ -97,11 +102,11 @@ export class CreationSlots {
    * `api`: a new creation; refused when the account already holds a slot (a create is running).
    * `worker`: the job's own slot; renewed when held, else taken again if the limit allows.
    */
-  async acquire(processId: string, mode: 'api' | 'worker'): Promise<AcquireResult> {
+  async acquire(member: string, mode: 'api' | 'worker'): Promise<AcquireResult> {
     const [status, inFlight] = await this.redis.slotAcquire(
       this.key,
       this.peakKey,
-      processId,
+      member,
       this.limit,
       this.leaseMs,
       mode,
@@ -109,16 +114,16 @@ export class CreationSlots {
     return { status: status === 1 ? 'taken' : status === 0 ? 'limit_reached' : 'already_held', inFlight };
   }
 
-  async renew(processId: string): Promise<boolean> {
-    return (await this.redis.slotRenew(this.key, processId, this.leaseMs)) === 1;
+  async renew(member: string): Promise<boolean> {
+    return (await this.redis.slotRenew(this.key, member, this.leaseMs)) === 1;
   }
 
-  async release(processId: string): Promise<void> {
-    await this.redis.zrem(this.key, processId);
+  async release(member: string): Promise<void> {
+    await this.redis.zrem(this.key, member);
   }
 
-  async isHeld(processId: string): Promise<boolean> {
-    return (await this.redis.slotHeld(this.key, processId)) === 1;
+  async isHeld(member: string): Promise<boolean> {
+    return (await this.redis.slotHeld(this.key, member)) === 1;
   }
 
   async inFlight(): Promise<number> {
@@ -134,10 +139,10 @@ export class CreationSlots {
    * Renews the slot every third of the lease until stopped. `onLost` is told when renewing fails (Redis
    * unreachable), so a waiting request can answer at once instead of hanging.
    */
-  keepAlive(processId: string, onLost?: (err: unknown) => void, everyMs = this.leaseMs / 3): () => void {
+  keepAlive(member: string, onLost?: (err: unknown) => void, everyMs = this.leaseMs / 3): () => void {
     const timer = setInterval(
       () => {
-        this.renew(processId).catch((err: unknown) => onLost?.(err));
+        this.renew(member).catch((err: unknown) => onLost?.(err));
       },
       Math.max(200, Math.floor(Math.min(everyMs, this.leaseMs / 3))),
     );

@@ -1,5 +1,6 @@
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
+import { retryTransient } from './transient.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }
@@ -25,13 +26,15 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
   for (let attempt = 0; ; attempt++) {
     try {
       // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
-      const result = await models.AccountImportProcess.updateOne(
-        { ...key, krakenAccountNumber: null, skipped: { $ne: true } },
-        {
-          $set: { stagedPayload: input.payload, stagedAt: input.now },
-          $setOnInsert: { organisationId: input.organisationId },
-        },
-        { upsert: true },
+      const result = await retryTransient(() =>
+        models.AccountImportProcess.updateOne(
+          { ...key, krakenAccountNumber: null, skipped: { $ne: true } },
+          {
+            $set: { stagedPayload: input.payload, stagedAt: input.now },
+            $setOnInsert: { organisationId: input.organisationId },
+          },
+          { upsert: true },
+        ),
       );
       return { status: result.upsertedCount === 1 ? 'created' : 'updated' };
     } catch (err) {

@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import { createAccount, type CreationOutcome } from '../creation/create-account.js';
-import { CreationSlots } from '../creation/slots.js';
+import { CreationSlots, slotMember } from '../creation/slots.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
@@ -15,14 +15,16 @@ export async function createAccountJob(
   ctx: WorkerContext,
 ): Promise<CreationOutcome> {
   const slots = new CreationSlots(ctx.redis, ctx.config);
-  const slot = await slots.acquire(data.processId, 'worker');
+  const process = await ctx.db.models.AccountImportProcess.findById(data.processId)
+    .select({ importSupplier: 1, externalAccountNumber: 1 })
+    .lean();
+  const member = process ? slotMember(process.importSupplier, process.externalAccountNumber) : data.processId;
+  const slot = await slots.acquire(member, 'worker');
   if (slot.status !== 'taken') {
     await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);
     throw new DelayedError();
   }
-  const stop = slots.keepAlive(data.processId, (err) =>
-    ctx.log.warn({ err }, 'could not renew creation slot'),
-  );
+  const stop = slots.keepAlive(member, (err) => ctx.log.warn({ err }, 'could not renew creation slot'));
   let finished = false;
   try {
     const outcome = await createAccount(
@@ -57,6 +59,6 @@ export async function createAccountJob(
     throw err;
   } finally {
     stop();
-    if (finished) await slots.release(data.processId).catch(() => undefined);
+    if (finished) await slots.release(member).catch(() => undefined);
   }
 }

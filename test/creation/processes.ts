@@ -15,7 +15,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     JWT_SECRET: config.JWT_SECRET,
     API_KEY_HASH_SECRET: config.API_KEY_HASH_SECRET,
     OPERATOR_PASSWORD: config.OPERATOR_PASSWORD,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.CHILD_LOGS ?? 'silent',
     ACCOUNT_CREATION_CONCURRENCY: String(config.ACCOUNT_CREATION_CONCURRENCY),
     ACCOUNT_CREATION_SLOT_LEASE_MS: String(config.ACCOUNT_CREATION_SLOT_LEASE_MS),
     ...extra,
@@ -34,7 +34,7 @@ export function startProcess(kind: 'web' | 'worker', env: NodeJS.ProcessEnv): Ch
   const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.CHILD_LOGS ? 'inherit' : 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreationOutcome } from '../../../creation/create-account.js';
-import { CreationSlots } from '../../../creation/slots.js';
+import { CreationSlots, slotMember } from '../../../creation/slots.js';
+import { retryTransient } from '../../../creation/transient.js';
 import { validateAccount, validateCreateAccountRequest } from '../../../domain/validation/index.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';
 import { jobId } from '../../../workers/catalog.js';
@@ -96,39 +97,43 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
           detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
         });
       }
-      const team = await models.OperationsTeam.findOne({ name: body.operations_team_name })
-        .select({ _id: 1 })
-        .lean();
-      if (!team) throw new ApiError('operations_team_name_does_not_exist');
-      const process = await models.AccountImportProcess.findOne({
-        importSupplier: supplier.code,
-        externalAccountNumber: body.external_account_number,
-      })
-        .select({ stagedPayload: 0 })
-        .lean();
-      if (process?.krakenAccountNumber) {
-        throw new ApiError('account_import_process_already_imported', {
-          fields: {
-            external_account_number: process.externalAccountNumber,
-            kraken_account_number: process.krakenAccountNumber,
-          },
-        });
-      }
-      if (process?.skipped) throw new ApiError('account_import_process_skipped');
-      if (!process?.stagedAt) throw new ApiError('import_process_does_not_exist');
-      const processId = process._id.toHexString();
       const dryRun = body.dry_run === true;
 
-      // The slot is the limit and the per-account lock at once; taking it is one atomic step in Redis.
-      const slot = await slots.acquire(processId, 'api').catch(() => {
+      // The slot is the limit and the per-account lock at once, taken in one atomic step in Redis before any
+      // other lookup, so a refusal at the limit costs next to nothing.
+      const member = slotMember(supplier.code, body.external_account_number);
+      const slot = await slots.acquire(member, 'api').catch(() => {
         throw redisUnavailable();
       });
       if (slot.status === 'already_held') throw new ApiError('account_import_in_progress');
       if (slot.status === 'limit_reached')
         throw new ApiError('concurrency_limit_exceeded', { headers: { 'retry-after': '1' } });
 
-      let id: string;
+      let processId: string, teamId: string, id: string;
       try {
+        const team = await models.OperationsTeam.findOne({ name: body.operations_team_name })
+          .select({ _id: 1 })
+          .lean();
+        if (!team) throw new ApiError('operations_team_name_does_not_exist');
+        teamId = team._id.toHexString();
+        const process = await models.AccountImportProcess.findOne({
+          importSupplier: supplier.code,
+          externalAccountNumber: body.external_account_number,
+        })
+          .select({ stagedPayload: 0 })
+          .lean();
+        if (process?.krakenAccountNumber) {
+          const { externalAccountNumber, krakenAccountNumber } = process;
+          throw new ApiError('account_import_process_already_imported', {
+            fields: {
+              external_account_number: externalAccountNumber,
+              kraken_account_number: krakenAccountNumber,
+            },
+          });
+        }
+        if (process?.skipped) throw new ApiError('account_import_process_skipped');
+        if (!process?.stagedAt) throw new ApiError('import_process_does_not_exist');
+        processId = process._id.toHexString();
         id = await chooseJobId(
           processId,
           process.creationJobId,
@@ -137,17 +142,17 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
           request.id,
         );
       } catch (err) {
-        await slots.release(processId).catch(() => undefined);
+        await slots.release(member).catch(() => undefined);
         throw err;
       }
 
       let onLost: (err: unknown) => void = () => undefined;
       const lost = new Promise<never>((_, reject) => (onLost = reject));
       // Renewed every second while waiting: the slot stays ours, and a Redis outage ends the wait at once.
-      const stop = slots.keepAlive(processId, (err) => onLost(err), 1_000);
+      const stop = slots.keepAlive(member, (err) => onLost(err), 1_000);
       const waiting = app.queues.enqueueAndWait<'create-account', CreationOutcome>(
         'create-account',
-        { processId, operationsTeamId: team._id.toHexString(), dryRun, requestId: request.id },
+        { processId, operationsTeamId: teamId, dryRun, requestId: request.id },
         { jobId: id, waitMs: app.config.ACCOUNT_CREATION_WAIT_MS },
       );
       waiting.catch(() => undefined);
@@ -156,7 +161,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         settled = await Promise.race([waiting, lost]);
       } catch (err) {
         if (err instanceof ApiError) {
-          await slots.release(processId).catch(() => undefined);
+          await slots.release(member).catch(() => undefined);
           throw err;
         }
         // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
@@ -206,13 +211,15 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
     }
     if (dryRun) return jobId('dryrun', processId, requestId);
     const next = jobId('create', processId, String(attempt + 1));
-    const claimed = await models.AccountImportProcess.updateOne(
-      {
-        _id: processId,
-        creationAttempt: attempt === 0 ? { $in: [0, null] } : attempt,
-        krakenAccountNumber: null,
-      },
-      { $set: { creationAttempt: attempt + 1, creationJobId: next } },
+    const claimed = await retryTransient(() =>
+      models.AccountImportProcess.updateOne(
+        {
+          _id: processId,
+          creationAttempt: attempt === 0 ? { $in: [0, null] } : attempt,
+          krakenAccountNumber: null,
+        },
+        { $set: { creationAttempt: attempt + 1, creationJobId: next } },
+      ),
     );
     if (claimed.modifiedCount !== 1) throw new ApiError('account_import_in_progress');
     return next;

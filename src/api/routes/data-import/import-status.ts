@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CreationSlots } from '../../../creation/slots.js';
+import { CreationSlots, slotMember } from '../../../creation/slots.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from './create-account.js';
 
@@ -36,9 +36,9 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
   const slots = new CreationSlots(app.redis, app.config);
 
   /** Queued or running: the account holds a creation slot, or its latest create job has not finished. */
-  async function creationRunning(processId: string, jobId: string | null | undefined): Promise<boolean> {
+  async function creationRunning(member: string, jobId: string | null | undefined): Promise<boolean> {
     // Reads keep working while Redis is down; the status then falls back to what the database knows.
-    if (await slots.isHeld(processId).catch(() => false)) return true;
+    if (await slots.isHeld(member).catch(() => false)) return true;
     if (!jobId) return false;
     const state = await app.queues
       .queue('account-creation')
@@ -69,7 +69,12 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
         throw new ApiError('import_process_not_found');
       if (process.krakenAccountNumber)
         return { status: 'COMPLETED' as const, kraken_account_number: process.krakenAccountNumber };
-      if (await creationRunning(process._id.toHexString(), process.creationJobId))
+      if (
+        await creationRunning(
+          slotMember(process.importSupplier, process.externalAccountNumber),
+          process.creationJobId,
+        )
+      )
         return { status: 'IN_PROGRESS' as const, kraken_account_number: '' };
       return { status: 'UNKNOWN' as const, kraken_account_number: '' };
     },
