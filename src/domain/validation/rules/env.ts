@@ -1,6 +1,6 @@
 import type { RegionProfile } from '../../region/index.js';
 import type { Catalogue, CatalogueName } from '../catalogue.js';
-import type { Findings } from '../field-error.js';
+import { child, type Findings } from '../field-error.js';
 import type { RuleCode } from '../rule-catalogue.js';
 
 /** Everything a rule needs; rules are pure functions of the payload and this. */
@@ -13,17 +13,19 @@ export type RuleEnv = {
   isComplete: (value: object | undefined) => boolean;
 };
 
-const quote = (v: string): string => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+export const quote = (v: string): string => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
 
+// `field`, when given, is appended to `attr` only if there is an error: the hot loops build no paths.
 export function checkChoice(
   env: RuleEnv,
   name: CatalogueName,
   value: string | undefined,
   attr: string,
+  field?: string,
 ): void {
-  if (value !== undefined && !env.catalogue[name].has(value)) {
-    env.out.add('invalid_choice', attr, `${quote(value)} is not a valid choice for ${name}.`);
-  }
+  if (value === undefined || env.catalogue[name].has(value)) return;
+  const at = field === undefined ? attr : child(attr, field);
+  env.out.add('invalid_choice', at, `${quote(value)} is not a valid choice for ${name}.`);
 }
 
 /** Dates and datetimes in their fixed ISO formats compare correctly as strings. */
@@ -32,11 +34,12 @@ export function checkOrder(
   start: string | undefined,
   end: string | undefined,
   attr: string,
+  field?: string,
 ): void {
   if (start !== undefined && end !== undefined && start > end) {
     env.out.add(
       'start_date_later_than_end_date',
-      attr,
+      field === undefined ? attr : child(attr, field),
       `The start (${start}) is later than the end (${end}).`,
     );
   }

@@ -3,7 +3,7 @@ import type { Transaction } from '../../../schemas/transaction.js';
 import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../money.js';
 import { child } from '../field-error.js';
 import type { Loose } from '../salvage.js';
-import { checkChoice, checkOrder, checkUnique, eachParsed, type RuleEnv } from './env.js';
+import { checkChoice, checkOrder, checkUnique, eachParsed, quote, type RuleEnv } from './env.js';
 
 type Txn = Loose<Transaction>;
 type TxnType = NonNullable<Txn['type']>;
@@ -54,40 +54,55 @@ function checkTypeFields(env: RuleEnv, t: Txn, attr: string): void {
   }
 }
 
-function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
-  eachParsed(t.line_items, (li, i) => {
+function checkLineItems(env: RuleEnv, items: NonNullable<Txn['line_items']>, attr: string): void {
+  for (let i = 0; i < items.length; i++) {
+    const li = items[i];
+    if (li === undefined) continue;
     const at = child(attr, 'line_items', i);
-    checkChoice(env, 'rate_band', li.rate_band, child(at, 'rate_band'));
-    checkOrder(env, li.start_date, li.end_date, child(at, 'start_date'));
-    if (li.net_amount !== undefined && li.price_per_unit !== undefined && li.number_of_units !== undefined) {
-      if (!matchesToTheCent(li.net_amount, li.price_per_unit, li.number_of_units)) {
-        env.out.add(
-          'incorrect_line_item_net_amount',
-          child(at, 'net_amount'),
-          `net_amount ${li.net_amount} is not price_per_unit × number_of_units to the cent.`,
-        );
-      }
+    checkChoice(env, 'rate_band', li.rate_band, at, 'rate_band');
+    checkOrder(env, li.start_date, li.end_date, at, 'start_date');
+    if (
+      li.net_amount !== undefined &&
+      li.price_per_unit !== undefined &&
+      li.number_of_units !== undefined &&
+      !matchesToTheCent(li.net_amount, li.price_per_unit, li.number_of_units)
+    ) {
+      env.out.add(
+        'incorrect_line_item_net_amount',
+        child(at, 'net_amount'),
+        `net_amount ${li.net_amount} is not price_per_unit × number_of_units to the cent.`,
+      );
     }
-  });
-  eachParsed(t.tax_items, (tax, i) => {
+  }
+}
+
+function checkTaxItems(env: RuleEnv, items: NonNullable<Txn['tax_items']>, attr: string): void {
+  for (let i = 0; i < items.length; i++) {
+    const tax = items[i];
+    if (tax === undefined) continue;
     const at = child(attr, 'tax_items', i);
-    checkChoice(env, 'tax_type', tax.tax_type, child(at, 'tax_type'));
-    checkChoice(env, 'tax_unit_type', tax.unit_type, child(at, 'unit_type'));
-    if (tax.unit_type !== undefined && MULTIPLICATIVE_TAX_UNITS.has(tax.unit_type)) {
-      if (
-        tax.amount !== undefined &&
-        tax.value_taxed !== undefined &&
-        tax.rate !== undefined &&
-        !matchesToTheCent(tax.amount, tax.value_taxed, tax.rate)
-      ) {
-        env.out.add(
-          'incorrect_tax_item_amount',
-          child(at, 'amount'),
-          `amount ${tax.amount} is not value_taxed × rate to the cent.`,
-        );
-      }
+    checkChoice(env, 'tax_type', tax.tax_type, at, 'tax_type');
+    checkChoice(env, 'tax_unit_type', tax.unit_type, at, 'unit_type');
+    if (
+      tax.unit_type !== undefined &&
+      MULTIPLICATIVE_TAX_UNITS.has(tax.unit_type) &&
+      tax.amount !== undefined &&
+      tax.value_taxed !== undefined &&
+      tax.rate !== undefined &&
+      !matchesToTheCent(tax.amount, tax.value_taxed, tax.rate)
+    ) {
+      env.out.add(
+        'incorrect_tax_item_amount',
+        child(at, 'amount'),
+        `amount ${tax.amount} is not value_taxed × rate to the cent.`,
+      );
     }
-  });
+  }
+}
+
+function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
+  if (t.line_items !== undefined) checkLineItems(env, t.line_items, attr);
+  if (t.tax_items !== undefined) checkTaxItems(env, t.tax_items, attr);
   if (
     t.type === 'SUPPLY_CHARGE' &&
     env.isComplete(t) &&
@@ -109,8 +124,8 @@ function checkSupplyChargeItems(env: RuleEnv, t: Txn, attr: string): void {
 
 /** Rules of one transaction, wherever it appears. */
 export function checkTransaction(env: RuleEnv, t: Txn, attr: string): void {
-  checkChoice(env, 'reason', t.reason, child(attr, 'reason'));
-  checkChoice(env, 'payment_type', t.payment_type, child(attr, 'payment_type'));
+  checkChoice(env, 'reason', t.reason, attr, 'reason');
+  checkChoice(env, 'payment_type', t.payment_type, attr, 'payment_type');
   if (t.transaction_date !== undefined && t.transaction_date > env.today) {
     env.out.add(
       'transaction_in_future',
@@ -122,12 +137,20 @@ export function checkTransaction(env: RuleEnv, t: Txn, attr: string): void {
   checkSupplyChargeItems(env, t, attr);
 }
 
+/** Reports every occurrence after the first of a transaction_id, across all the payload's lists. */
 export function checkTransactionIds(env: RuleEnv, located: readonly LocatedTransaction[]): void {
-  const entries = located.map(({ txn, attr }) => ({
-    key: txn.transaction_id,
-    attr: child(attr, 'transaction_id'),
-  }));
-  checkUnique(env, entries, 'duplicate_transaction_ids', 'transaction_id');
+  const seen = new Set<string>();
+  for (const { txn, attr } of located) {
+    const id = txn.transaction_id;
+    if (id === undefined) continue;
+    if (seen.has(id))
+      env.out.add(
+        'duplicate_transaction_ids',
+        child(attr, 'transaction_id'),
+        `Duplicate transaction_id ${quote(id)}.`,
+      );
+    else seen.add(id);
+  }
 }
 
 /** Signed total, or null when some transaction did not parse (the sum would be meaningless). */
@@ -173,7 +196,10 @@ export function checkLedgers(
     const attr = child(base, i);
     codes.push({ key: l.ledger_code, attr: child(attr, 'ledger_code') });
     const closing = l.last_statement_closing_date;
-    eachParsed(l.historical_statement_transactions, (t, j) => {
+    const historical = l.historical_statement_transactions;
+    for (let j = 0; historical !== undefined && j < historical.length; j++) {
+      const t = historical[j];
+      if (t === undefined) continue;
       const at = child(attr, 'historical_statement_transactions', j);
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
@@ -184,8 +210,11 @@ export function checkLedgers(
           `Historical transactions must be dated on or before ${closing}.`,
         );
       }
-    });
-    eachParsed(l.current_statement_transactions, (t, j) => {
+    }
+    const current = l.current_statement_transactions;
+    for (let j = 0; current !== undefined && j < current.length; j++) {
+      const t = current[j];
+      if (t === undefined) continue;
       const at = child(attr, 'current_statement_transactions', j);
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
@@ -196,7 +225,7 @@ export function checkLedgers(
           `Current statement transactions must be dated after ${closing}.`,
         );
       }
-    });
+    }
     checkBalances(env, l, attr);
   });
   checkUnique(env, codes, 'duplicate_ledger_entries_found', 'ledger_code');
