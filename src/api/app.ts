@@ -8,6 +8,7 @@ import { registerErrorHandling } from './error-handler.js';
 import authPlugin from './plugins/auth.js';
 import docsPlugin from './plugins/docs.js';
 import metricsPlugin from './plugins/metrics.js';
+import dashboardPlugin from './plugins/dashboard.js';
 import queuesPlugin from './plugins/queues.js';
 import servicesPlugin from './plugins/services.js';
 import tenancyPlugin from './plugins/tenancy.js';
@@ -35,6 +36,7 @@ export default fp<AppOptions>(
     await app.register(servicesPlugin, { config: opts.config, clock: opts.clock });
     await app.register(queuesPlugin);
     if (opts.config.METRICS_ENABLED) await app.register(metricsPlugin);
+    await app.register(dashboardPlugin);
     await app.register(docsPlugin);
     await app.register(authPlugin);
     await app.register(tenancyPlugin);

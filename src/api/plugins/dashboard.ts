@@ -1,0 +1,93 @@
+import { timingSafeEqual } from 'node:crypto';
+import fp from 'fastify-plugin';
+import basicAuth from '@fastify/basic-auth';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import { Job, QueueEvents } from 'bullmq';
+import { Gauge, Histogram } from 'prom-client';
+import { workerConnection } from '../../infra/redis.js';
+import { queueNames } from '../../workers/catalog.js';
+
+const BASE = '/admin/queues';
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Operators' view of the queues: bull-board at /admin/queues behind the operator credentials (absent
+ * without OPERATOR_PASSWORD), and queue metrics on /metrics (job counts by state, job durations).
+ */
+export default fp(
+  async (app) => {
+    const { OPERATOR_USERNAME: username, OPERATOR_PASSWORD: password } = app.config;
+    if (password) {
+      await app.register(async (scope) => {
+        await scope.register(basicAuth, {
+          validate: async (user, pass) => {
+            if (!(sameSecret(user, username) && sameSecret(pass, password)))
+              throw new Error('invalid operator credentials');
+          },
+          authenticate: { realm: 'queues' },
+        });
+        scope.addHook('onRequest', scope.basicAuth);
+        const serverAdapter = new FastifyAdapter();
+        serverAdapter.setBasePath(BASE);
+        createBullBoard({
+          queues: queueNames.map((n) => new BullMQAdapter(app.queues.queue(n))),
+          serverAdapter,
+        });
+        await scope.register(serverAdapter.registerPlugin(), { prefix: BASE });
+      });
+    }
+
+    if (!app.hasDecorator('metrics')) return;
+    const registry = app.metrics;
+    new Gauge({
+      name: 'queue_jobs',
+      help: 'Jobs per queue and state (waiting, active, delayed, failed, completed)',
+      labelNames: ['queue', 'state'],
+      registers: [registry],
+      async collect() {
+        for (const name of queueNames) {
+          const counts = await app.queues
+            .queue(name)
+            .getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')
+            .catch(() => null);
+          for (const [state, n] of Object.entries(counts ?? {})) this.set({ queue: name, state }, n);
+        }
+      },
+    });
+    const duration = new Histogram({
+      name: 'queue_job_duration_seconds',
+      help: 'Processing time of finished jobs (as seen by this API process), by queue and outcome',
+      labelNames: ['queue', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    const listeners = queueNames.map((name) => {
+      const connection = workerConnection(app.config.REDIS_URL);
+      connection.on('error', () => undefined);
+      const events = new QueueEvents(name, { connection, prefix: app.config.QUEUE_PREFIX });
+      events.on('error', () => undefined);
+      const observe =
+        (outcome: string) =>
+        async ({ jobId }: { jobId: string }) => {
+          const job = await Job.fromId(app.queues.queue(name), jobId).catch(() => undefined);
+          if (job?.processedOn && job.finishedOn)
+            duration.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
+        };
+      events.on('completed', observe('completed'));
+      events.on('failed', observe('failed'));
+      return { events, connection };
+    });
+    app.addHook('onClose', async () => {
+      await Promise.all(listeners.map((l) => l.events.close()));
+      for (const l of listeners) l.connection.disconnect();
+    });
+  },
+  { name: 'dashboard', dependencies: ['queues'] },
+);

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { accountPayload, apiFor, setupTenant, startTestWorkers, until, type TestWorkers } from './support.js';
+
+let t: TestApp;
+let workers: TestWorkers;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'dashboard' } });
+  workers = await startTestWorkers(t.config);
+});
+afterAll(async () => {
+  await workers?.stop();
+  await t?.close();
+});
+
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+it('serves the queue dashboard only with the operator credentials', async () => {
+  expect((await t.app.inject({ method: 'GET', url: '/admin/queues' })).statusCode).toBe(401);
+  const wrong = await t.app.inject({
+    method: 'GET',
+    url: '/admin/queues',
+    headers: { authorization: basic('operator', 'nope') },
+  });
+  expect(wrong.statusCode).toBe(401);
+  const ok = await t.app.inject({
+    method: 'GET',
+    url: '/admin/queues/api/queues',
+    headers: { authorization: basic(t.config.OPERATOR_USERNAME, t.config.OPERATOR_PASSWORD!) },
+  });
+  expect(ok.statusCode).toBe(200);
+  expect((ok.json() as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual([
+    'account-creation',
+    'migration-email',
+    'payment-verification',
+  ]);
+});
+
+it('exposes queue job counts and job durations on /metrics', async () => {
+  const api = apiFor(t, (await setupTenant(t)).headers);
+  await api.stage(accountPayload('MET-1'));
+  expect((await api.create('MET-1')).statusCode).toBe(201);
+  const text = await until(async () => {
+    const body = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    return /queue_job_duration_seconds_count\{queue="account-creation",outcome="completed"\} [1-9]/.test(body)
+      ? body
+      : null;
+  }, 'the job duration to be recorded');
+  expect(text).toMatch(/queue_jobs\{queue="account-creation",state="completed"\} 1/);
+  expect(text).toMatch(/queue_jobs\{queue="account-creation",state="waiting"\} 0/);
+});
