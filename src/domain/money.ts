@@ -31,11 +31,37 @@ function scaled(value: string): Scaled {
 const POWERS: bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** BigInt(i));
 const pow10 = (n: number): bigint => POWERS[n] ?? 10n ** BigInt(n);
 
+// Fast path: with at most 15 digits a decimal's digits are an exact double, and integer arithmetic on
+// doubles is exact as long as every result is a safe integer (a product or sum that is not gives an
+// unsafe result, never a wrong safe one). Anything larger goes through BigInt.
+const FLOAT_POWERS: number[] = Array.from({ length: 23 }, (_, i) => 10 ** i);
+const isSafe = Number.isSafeInteger;
+
+/** The digits of a decimal string as an integer (with its sign), or NaN beyond 15 digits. */
+function smallUnits(value: string): number {
+  let n = 0;
+  let digits = 0;
+  for (let i = value.charCodeAt(0) === 45 ? 1 : 0; i < value.length; i++) {
+    const d = value.charCodeAt(i) - 48;
+    if (d === -2) continue; // '.'
+    if (d < 0 || d > 9 || ++digits > 15) return NaN;
+    n = n * 10 + d;
+  }
+  return value.charCodeAt(0) === 45 ? -n : n;
+}
+
+function placesOf(value: string): number {
+  const dot = value.indexOf('.');
+  return dot === -1 ? 0 : value.length - dot - 1;
+}
+
 /** Money string (at most 2 places, as the schema outputs it) in cents. */
 export function toCents(amount: string): bigint {
-  const { units, places } = scaled(amount);
+  const places = placesOf(amount);
   if (places > 2) throw new RangeError(`Money has at most 2 decimal places: ${amount}`);
-  return units * pow10(2 - places);
+  const cents = smallUnits(amount) * FLOAT_POWERS[2 - places]!;
+  if (isSafe(cents)) return BigInt(cents);
+  return scaled(amount).units * pow10(2 - places);
 }
 
 /** Cents as a money string with 2 places ("-12.00"). */
@@ -45,8 +71,21 @@ export function formatCents(cents: bigint): string {
   return `${negative ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }
 
+type Signed = { type: TransactionType; amount: string };
+
 /** Signed total of transactions in cents (PAYMENT and CREDIT add; the other types subtract). */
-export function signedTotal(transactions: readonly { type: TransactionType; amount: string }[]): bigint {
+export function signedTotal(transactions: readonly Signed[]): bigint {
+  let total = 0;
+  for (const t of transactions) {
+    const places = placesOf(t.amount);
+    const cents = places > 2 ? NaN : smallUnits(t.amount) * FLOAT_POWERS[2 - places]!;
+    total = SIGN[t.type] === 1 ? total + cents : total - cents;
+    if (!isSafe(cents) || !isSafe(total)) return bigSignedTotal(transactions);
+  }
+  return BigInt(total);
+}
+
+function bigSignedTotal(transactions: readonly Signed[]): bigint {
   let total = 0n;
   for (const t of transactions) {
     const cents = toCents(t.amount);
@@ -55,19 +94,23 @@ export function signedTotal(transactions: readonly { type: TransactionType; amou
   return total;
 }
 
-/** True when `stated` is the product rounded to the cent, whichever rounding the source system used. */
-export function matchesToTheCent(stated: string, ...factors: string[]): boolean {
-  let units = 1n;
-  let places = 0;
-  for (const f of factors) {
-    const s = scaled(f);
-    units *= s.units;
-    places += s.places;
-  }
-  const st = scaled(stated);
+/** True when `stated` is a × b rounded to the cent, whichever rounding the source system used. */
+export function matchesToTheCent(stated: string, a: string, b: string): boolean {
+  const pa = placesOf(a);
+  const pb = placesOf(b);
+  const ps = placesOf(stated);
   // Compare at a common scale of at least 3 places, where half a cent is 5 units of 0.001.
-  const scale = Math.max(places, st.places, 3);
-  const diff = units * pow10(scale - places) - st.units * pow10(scale - st.places);
-  const halfCent = 5n * pow10(scale - 3);
-  return diff <= halfCent && diff >= -halfCent;
+  const scale = Math.max(pa + pb, ps, 3);
+  const product = smallUnits(a) * smallUnits(b) * FLOAT_POWERS[scale - pa - pb]!;
+  const statedUnits = smallUnits(stated) * FLOAT_POWERS[scale - ps]!;
+  const halfCent = 5 * FLOAT_POWERS[scale - 3]!;
+  const diff = product - statedUnits;
+  if (isSafe(product) && isSafe(statedUnits) && isSafe(halfCent) && isSafe(diff))
+    return diff <= halfCent && diff >= -halfCent;
+  const x = scaled(a);
+  const y = scaled(b);
+  const s = scaled(stated);
+  const bigDiff = x.units * y.units * pow10(scale - pa - pb) - s.units * pow10(scale - ps);
+  const bigHalf = 5n * pow10(scale - 3);
+  return bigDiff <= bigHalf && bigDiff >= -bigHalf;
 }

@@ -1,3 +1,5 @@
+import { Decimal } from 'decimal.js';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../src/domain/money.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
@@ -69,6 +71,8 @@ describe('exact money', () => {
     expect(toCents('-12.00')).toBe(-1200n);
     expect(toCents('999999999999999.99')).toBe(99999999999999999n);
     expect(formatCents(5n)).toBe('0.05');
+    const big = { type: 'PAYMENT' as const, amount: '999999999999999.99' };
+    expect(signedTotal([big, big, { type: 'CHARGE', amount: '0.01' }])).toBe(199999999999999997n);
     expect(formatCents(-99999999999999999n)).toBe('-999999999999999.99');
     // 10-place factors: the product has 20 places (and more significant digits than decimal.js keeps).
     expect(matchesToTheCent('0.00', '0.0000000001', '49.9999999999')).toBe(true);
@@ -76,6 +80,34 @@ describe('exact money', () => {
     expect(matchesToTheCent('123456789012.46', '1234567890.1234567891', '100.0000000001')).toBe(false);
     expect(matchesToTheCent('0.01', '0.005', '1')).toBe(true);
     expect(matchesToTheCent('0.01', '0.0049999999', '1')).toBe(false);
+  });
+
+  it('agrees with arbitrary-precision decimal arithmetic on random amounts', () => {
+    const Exact = Decimal.clone({ precision: 100 });
+    const decimalArb = (maxInt: number, places: number) =>
+      fc
+        .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** BigInt(maxInt + places) - 1n }))
+        .map(([neg, n]) =>
+          new Exact(n.toString())
+            .div(10 ** places)
+            .times(neg ? -1 : 1)
+            .toFixed(),
+        );
+    fc.assert(
+      fc.property(
+        decimalArb(15, 2),
+        fc.integer({ min: 0, max: 10 }).chain((p) => decimalArb(15 - p, p)),
+        fc.integer({ min: 0, max: 10 }).chain((p) => decimalArb(8, p)),
+        fc.boolean(),
+        (stated, a, b, near) => {
+          const s = near ? new Exact(a).times(b).toDecimalPlaces(2).toFixed(2) : stated;
+          const exact = new Exact(a).times(b).minus(s).abs().lte('0.005');
+          expect(matchesToTheCent(s, a, b)).toBe(exact);
+          expect(toCents(s)).toBe(BigInt(new Exact(s).times(100).toFixed()));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('normalises amounts to exact decimal strings, money with two places', () => {
