@@ -1,11 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { accountPayloadSchema } from '../../src/schemas/account.js';
 import { sortErrors, type FieldError } from '../../src/domain/validation/field-error.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
 import { ruleCodes } from '../../src/domain/validation/rule-catalogue.js';
 import { validAccountArb } from './arbitraries.js';
 import { bodies, type BodyName } from './scenarios.js';
-import { testContext, validAccountPayload } from './fixtures.js';
+import { largeAccountPayload, testContext, validAccountPayload } from './fixtures.js';
 import { mutationArb, pathsOf } from './mutations.js';
 
 const ctx = testContext();
@@ -43,6 +45,24 @@ describe('properties', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  // validate() parses with z.compile's generated parser; it must answer exactly as the runtime parser.
+  it('the compiled account parser agrees with the runtime parser', () => {
+    const compiled = z.compile(accountPayloadSchema);
+    const base = validAccountPayload();
+    const agree = (payload: unknown) => {
+      const runtime = accountPayloadSchema.safeParse(payload);
+      const fast = compiled.safeParse(payload);
+      expect(fast.success).toBe(runtime.success);
+      if (runtime.success && fast.success) expect(fast.data).toEqual(runtime.data);
+    };
+    fc.assert(fc.property(validAccountArb, agree), { numRuns: 100 });
+    fc.assert(
+      fc.property(mutationArb(base, pathsOf(base)), ({ payload }) => agree(payload)),
+      { numRuns: 300 },
+    );
+    agree(JSON.parse(JSON.stringify(largeAccountPayload())));
   });
 
   it('arbitrary JSON never makes any validator throw', () => {
