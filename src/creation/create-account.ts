@@ -93,6 +93,7 @@ function isDuplicateKey(err: unknown): boolean {
 }
 
 /** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
 async function insertMissing(model: Model<any>, docs: object[]): Promise<void> {
   if (docs.length === 0) return;
   await retryTransient(async () => {
@@ -178,6 +179,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   if (input.dryRun) {
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of models
     const docs: Array<[Model<any>, object[]]> = [
       [models.Ledger, buildLedgers(data, ctx)],
       [models.Transaction, buildTransactions(data, raw, ctx)],

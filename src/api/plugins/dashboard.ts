@@ -75,10 +75,13 @@ export default fp(
       events.on('error', () => undefined);
       const observe =
         (outcome: string) =>
-        async ({ jobId }: { jobId: string }) => {
-          const job = await Job.fromId(app.queues.queue(name), jobId).catch(() => undefined);
-          if (job?.processedOn && job.finishedOn)
-            duration.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
+        ({ jobId }: { jobId: string }) => {
+          void Job.fromId(app.queues.queue(name), jobId)
+            .then((job) => {
+              if (job?.processedOn && job.finishedOn)
+                duration.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
+            })
+            .catch(() => undefined);
         };
       events.on('completed', observe('completed'));
       events.on('failed', observe('failed'));
