@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import { accountImportProcessSchema } from './account-import-process.js';
 import { accountSchema } from './account.js';
 import { billingDocumentSchema } from './billing-document.js';
+import { emailDeliverySchema } from './email-delivery.js';
 import { ledgerSchema } from './ledger.js';
 import { noteSchema } from './note.js';
 import { paymentInstructionSchema } from './payment-instruction.js';
@@ -26,6 +27,7 @@ function register(conn: Connection) {
     Statement: conn.model('Statement', statementSchema),
     BillingDocument: conn.model('BillingDocument', billingDocumentSchema),
     PaymentInstruction: conn.model('PaymentInstruction', paymentInstructionSchema),
+    EmailDelivery: conn.model('EmailDelivery', emailDeliverySchema),
   };
 }
 

@@ -8,44 +8,54 @@ export type EmailOutcome =
   | { ok: true; status: 'sent' | 'skipped' | 'uncertain' | 'not_wanted'; reason?: string }
   | { ok: false; code: 'account_not_found' };
 
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
 /**
- * Sends the migration e-mail at most once per account. The account document is the claim: `pending` ->
- * `sending` (atomic) -> `sent`. A job that finds `sending` follows a crash mid-send; the mail may have gone,
- * so it is marked `uncertain` and never sent again. An SMTP error puts the claim back and the job retries.
+ * Sends the migration e-mail at most once per account. Inserting the account's EmailDelivery document is
+ * the claim (a unique `_id`, safe where conditional updates are not atomic). A job that finds a claim still
+ * `sending` follows a crash mid-send: the mail may have gone, so it is marked `uncertain`, never re-sent.
+ * An SMTP error removes the claim and the job retries.
  */
 export async function sendMigrationEmailJob(
   data: JobData<'send-migration-email'>,
   _job: Job,
   ctx: WorkerContext,
 ): Promise<EmailOutcome> {
-  const { Account } = ctx.db.models;
-  const claimed = await Account.findOneAndUpdate(
-    { _id: data.accountId, migrationEmailStatus: 'pending' },
-    { $set: { migrationEmailStatus: 'sending' } },
-    { returnDocument: 'after' },
-  ).lean();
-  if (!claimed) {
-    const account = await Account.findById(data.accountId).select({ migrationEmailStatus: 1 }).lean();
-    if (!account) return { ok: false, code: 'account_not_found' };
-    if (account.migrationEmailStatus === 'sending') {
-      await Account.updateOne(
-        { _id: data.accountId, migrationEmailStatus: 'sending' },
-        { $set: { migrationEmailStatus: 'uncertain' } },
-      );
+  const { Account, EmailDelivery } = ctx.db.models;
+  const account = await Account.findById(data.accountId).lean();
+  if (!account) return { ok: false, code: 'account_not_found' };
+  if (account.migrationEmailStatus === 'skipped') return { ok: true, status: 'skipped' };
+  if (account.migrationEmailStatus !== 'pending' && account.migrationEmailStatus !== 'sending') {
+    const status = account.migrationEmailStatus;
+    return { ok: true, status: status === 'sent' || status === 'uncertain' ? status : 'not_wanted' };
+  }
+  try {
+    await EmailDelivery.create({ _id: String(data.accountId), status: 'sending' });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    const claim = await EmailDelivery.findById(String(data.accountId)).lean();
+    if (claim?.status === 'sending') {
+      await EmailDelivery.updateOne({ _id: String(data.accountId) }, { $set: { status: 'uncertain' } });
+      await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'uncertain' } });
       ctx.log.warn('migration e-mail may have been sent by an interrupted attempt; not sending again');
       return { ok: true, status: 'uncertain' };
     }
-    const status = account.migrationEmailStatus;
-    return {
-      ok: true,
-      status: status === 'sent' || status === 'skipped' || status === 'uncertain' ? status : 'not_wanted',
-    };
+    return { ok: true, status: claim?.status === 'sent' ? 'sent' : 'uncertain' };
   }
-  const finish = (status: 'sent' | 'skipped', reason?: string) =>
-    Account.updateOne(
+  await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'sending' } });
+  const claimed = account;
+  const finish = async (status: 'sent' | 'skipped', reason?: string): Promise<EmailOutcome> => {
+    if (status === 'sent')
+      await EmailDelivery.updateOne({ _id: String(data.accountId) }, { $set: { status: 'sent' } });
+    else await EmailDelivery.deleteOne({ _id: String(data.accountId) });
+    await Account.updateOne(
       { _id: data.accountId },
       { $set: { migrationEmailStatus: status, migrationEmailAt: ctx.clock() } },
-    ).then((): EmailOutcome => ({ ok: true, status, ...(reason ? { reason } : {}) }));
+    );
+    return { ok: true, status, ...(reason ? { reason } : {}) };
+  };
 
   const to = accountHolderEmail(claimed.customers as Array<{ account_roles?: string[]; email?: string }>);
   if (!ctx.config.SMTP_URL) {
@@ -69,10 +79,8 @@ export async function sendMigrationEmailJob(
       migrationEmail(to, { givenName: holder?.given_name, accountNumber: claimed.number }),
     );
   } catch (err) {
-    await Account.updateOne(
-      { _id: data.accountId, migrationEmailStatus: 'sending' },
-      { $set: { migrationEmailStatus: 'pending' } },
-    );
+    await EmailDelivery.deleteOne({ _id: String(data.accountId) });
+    await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'pending' } });
     throw err;
   }
   ctx.log.info({ account_number: claimed.number }, 'migration e-mail sent');

@@ -88,3 +88,34 @@ it('marks the e-mail skipped when SMTP is not configured', async () => {
     await other.close();
   }
 });
+
+it('lets exactly one of several concurrent attempts for one account send the e-mail', async () => {
+  await api.stage(accountPayload('MAIL-3'));
+  const number = (await api.create('MAIL-3')).json().kraken_account_number as string;
+  await until(async () => smtp.received.some((m) => m.raw.includes(number)), 'the first e-mail');
+  const account = (await t.app.db.models.Account.findOne({ number }).lean())!;
+  // Reset to "wanted" as if the creation had just finished, then race eight jobs for it.
+  await t.app.db.models.EmailDelivery.deleteOne({ _id: String(account._id) });
+  await t.app.db.models.Account.updateOne(
+    { _id: account._id },
+    { $set: { migrationEmailStatus: 'pending' } },
+  );
+  const before = smtp.received.length;
+  const spec = jobCatalog['send-migration-email'];
+  const jobs = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      t.app.queues
+        .queue(spec.queue)
+        .add(
+          'send-migration-email',
+          { accountId: String(account._id), requestId: 'race' },
+          { ...retention, jobId: `race-${i}` },
+        ),
+    ),
+  );
+  await until(
+    async () => (await Promise.all(jobs.map((j) => j.getState()))).every((s) => s === 'completed'),
+    'the racing jobs',
+  );
+  expect(smtp.received.length - before).toBe(1);
+});
