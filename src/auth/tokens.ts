@@ -1,4 +1,5 @@
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 const ISSUER = 'account-migration-import';
 
@@ -22,6 +23,8 @@ export class TokenError extends Error {
 
 export class TokenService {
   private readonly key: Uint8Array;
+  /** Tokens whose signature was already checked: a script reuses one token for thousands of requests. */
+  private readonly verified = new LRUCache<string, TokenClaims>({ max: 10_000 });
   constructor(
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
@@ -55,6 +58,12 @@ export class TokenService {
   }
 
   async verify(token: string, kind: TokenKind): Promise<TokenClaims> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.exp * 1000 <= this.clock().getTime()) throw new TokenError('token_expired');
+      if (known.typ !== kind) throw new TokenError('invalid_token');
+      return known;
+    }
     try {
       const { payload } = await jwtVerify(token, this.key, {
         issuer: ISSUER,
@@ -64,7 +73,9 @@ export class TokenService {
       if (payload.typ !== kind || typeof payload.sub !== 'string' || typeof payload.akid !== 'string') {
         throw new TokenError('invalid_token');
       }
-      return payload as unknown as TokenClaims;
+      const claims = payload as unknown as TokenClaims;
+      this.verified.set(token, claims);
+      return claims;
     } catch (err) {
       if (err instanceof TokenError) throw err;
       if (err instanceof joseErrors.JWTExpired) throw new TokenError('token_expired');
