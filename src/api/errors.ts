@@ -94,3 +94,22 @@ export class ApiError extends Error {
     return { ...base, ...this.options.fields };
   }
 }
+
+/** Field-level codes that come from checks against stored data (the rest come from the validators). */
+export const storedDataFieldCodes = [
+  {
+    code: 'import_supplier_not_found',
+    description: 'The caller has no import supplier with this code.',
+    exampleAttr: 'import_supplier',
+  },
+  {
+    code: 'ledger_not_found',
+    description: 'The account has no ledger with this code.',
+    exampleAttr: 'ledger_code',
+  },
+  {
+    code: 'transaction_already_exists',
+    description: 'A transaction with this id is already on the account.',
+    exampleAttr: 'historical_billing_documents.0.transactions.0.transaction_id',
+  },
+] as const;
