@@ -1,5 +1,5 @@
-import { Types } from 'mongoose';
 import { createAccount } from '../../src/creation/create-account.js';
+import { processKey } from '../../src/models/account-import-process.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
@@ -31,16 +31,10 @@ const scenario: Scenario = {
               const res = await e.create(ext);
               if (res.statusCode !== 201) throw new Error(`create ${ext}: ${res.statusCode} ${res.body}`);
             } else {
-              const process = await models.AccountImportProcess.findOne({
-                importSupplier: SUPPLIER,
-                externalAccountNumber: ext,
-              })
-                .select({ _id: 1 })
-                .lean();
               const out = await createAccount(
                 { db: e.app.db, config, clock: () => new Date() },
                 {
-                  processId: (process!._id as Types.ObjectId).toHexString(),
+                  processId: processKey(SUPPLIER, ext),
                   operationsTeamId: teamId,
                   dryRun: false,
                   jobId: `bench-${ext}`,

@@ -1,5 +1,6 @@
 import { isValidObjectId } from 'mongoose';
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
+import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
 
@@ -141,18 +142,23 @@ export class Operations {
   async skipAccount(code: string, externalAccountNumber: string) {
     const supplier = await this.models.ImportSupplier.findOne({ code });
     if (!supplier) throw new OperatorError(`supplier "${code}" does not exist`);
-    const existing = await this.models.AccountImportProcess.findOne({
-      importSupplier: code,
-      externalAccountNumber,
-    });
+    const _id = processKey(code, externalAccountNumber);
+    const existing = await this.models.AccountImportProcess.findById(_id);
     if (existing?.krakenAccountNumber) {
       throw new OperatorError(
         `account ${externalAccountNumber} is already imported as ${existing.krakenAccountNumber}`,
       );
     }
     await this.models.AccountImportProcess.updateOne(
-      { importSupplier: code, externalAccountNumber },
-      { $set: { skipped: true }, $setOnInsert: { organisationId: supplier.organisationId } },
+      { _id },
+      {
+        $set: { skipped: true },
+        $setOnInsert: {
+          organisationId: supplier.organisationId,
+          importSupplier: code,
+          externalAccountNumber,
+        },
+      },
       { upsert: true },
     );
     return { import_supplier: code, external_account_number: externalAccountNumber, skipped: true };

@@ -12,14 +12,15 @@ import {
 } from '../domain/validation/index.js';
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
+import { loadStagedPayload } from './staging.js';
 import { retryTransient } from './transient.js';
-import { derivedId } from './records.js';
 import {
   accountFields,
   buildLedgers,
   buildNotes,
   buildStatements,
   buildTransactions,
+  derivedId,
   type RecordContext,
 } from './records.js';
 
@@ -29,6 +30,7 @@ import {
  * the account is unique per import process, child records have ids derived from their natural keys
  * (inserts of existing ones are duplicate-key no-ops), and the process is marked imported last.
  * Business outcomes are returned; only real failures (database down, bugs) throw.
+ * Processes, payloads and accounts are read by `_id` only (cheap on FerretDB's SQLite backend, see `processKey`).
  */
 
 export type CreationInput = { processId: string; operationsTeamId: string; dryRun: boolean; jobId: string };
@@ -75,8 +77,8 @@ export function creationValidationContext(
   return { region: region ?? 'ES', catalogue, today: now.toISOString().slice(0, 10) };
 }
 
-/** One account per import process, by construction: its id is derived from the process id (and found by it). */
-export function accountIdFor(processId: Types.ObjectId): Types.ObjectId {
+/** One account per import process, by construction: its id is derived from the process key (and found by it). */
+export function accountIdFor(processId: string): Types.ObjectId {
   return derivedId(processId, 'account');
 }
 
@@ -114,7 +116,7 @@ const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
   const { models } = deps.db;
   const process = await models.AccountImportProcess.findById(input.processId).lean();
-  if (!process || (!process.stagedPayload && !process.krakenAccountNumber))
+  if (!process || (!process.stagedAt && !process.krakenAccountNumber))
     return refuse('import_process_does_not_exist');
   if (process.krakenAccountNumber) {
     // The same job retried after it had finished its writes: the same success again.
@@ -160,7 +162,8 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
 
   // A creation that was interrupted resumes from the payload its account was made from, even if re-staged since.
   const existing = input.dryRun ? null : await models.Account.findById(accountIdFor(process._id)).lean();
-  const sourcePayload = existing?.sourcePayload ?? process.stagedPayload!;
+  const sourcePayload = existing?.sourcePayload ?? (await loadStagedPayload(models, process._id));
+  if (!sourcePayload) return refuse('import_process_does_not_exist');
   const validated = validateAccount(
     JSON.parse(sourcePayload),
     creationValidationContext(deps.config, supplier.region, deps.clock()),
@@ -212,18 +215,14 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx);
 
-  // Last: from here on the account counts as imported.
+  // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
+  // and so its number and creation time, is the one account of this process, so every retry writes the same.
   await retryTransient(() =>
     models.AccountImportProcess.updateOne(
-      { _id: process._id, krakenAccountNumber: null },
+      { _id: process._id },
       { $set: { krakenAccountNumber: account.number, accountCreatedAt: account.createdAt ?? deps.clock() } },
     ),
   );
-  const after = await models.AccountImportProcess.findById(process._id)
-    .select({ krakenAccountNumber: 1 })
-    .lean();
-  if (after?.krakenAccountNumber !== account.number)
-    throw new Error('import process marked with another account number');
   return {
     ok: true,
     kraken_account_number: account.number,

@@ -19,10 +19,13 @@ type RawPayload = {
   }>;
 };
 
-/** A stable ObjectId for a child record: sha256 of its owner and natural key, first 12 bytes. */
-export function derivedId(accountId: Types.ObjectId, ...key: string[]): Types.ObjectId {
+/**
+ * A stable ObjectId for a record: sha256 of its owner (an account id, or an import process key) and natural
+ * key, first 12 bytes. Process keys contain '/', so they never collide with an ObjectId's hex form.
+ */
+export function derivedId(owner: Types.ObjectId | string, ...key: string[]): Types.ObjectId {
   const hash = createHash('sha256')
-    .update([accountId.toHexString(), ...key].join('\u0000'))
+    .update([typeof owner === 'string' ? owner : owner.toHexString(), ...key].join('\u0000'))
     .digest();
   return new Types.ObjectId(hash.subarray(0, 12));
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { processKey } from '../models/account-import-process.js';
 
 /**
  * The global limit on accounts being created at once, shared by every API pod and worker.
@@ -70,9 +71,9 @@ function withCommands(redis: Redis): Redis & SlotCommands {
   return redis as Redis & SlotCommands;
 }
 
-/** The slot (and lock) of one account: its supplier code and external number, known before any lookup. */
+/** The slot (and lock) of one account: its process key, known before any lookup. */
 export function slotMember(importSupplier: string, externalAccountNumber: string): string {
-  return `${importSupplier}/${externalAccountNumber}`;
+  return processKey(importSupplier, externalAccountNumber);
 }
 
 export type AcquireResult = { status: 'taken' | 'limit_reached' | 'already_held'; inFlight: number };

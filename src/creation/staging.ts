@@ -1,5 +1,7 @@
 import type { Types } from 'mongoose';
+import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
+import { stagedPayloadModel } from '../models/staged-payload.js';
 import { retryTransient } from './transient.js';
 
 export type StageOutcome =
@@ -16,35 +18,69 @@ type StageInput = {
   now: Date;
 };
 
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
+/** The staged payload of a process (serialized JSON), or null when nothing is staged. */
+export async function loadStagedPayload(models: Models, key: string): Promise<string | null> {
+  const doc = await stagedPayloadModel(models.AccountImportProcess.db)
+    .findById(key)
+    .select({ payload: 1 })
+    .lean();
+  return doc?.payload ?? null;
+}
+
 /**
- * Stores or replaces the staged payload in one conditional upsert: it matches only a process that is
- * neither imported nor skipped, and the unique key makes concurrent first stages converge on one process
- * (the loser of the insert race gets a duplicate-key error and retries as an update).
+ * Stores or replaces the staged payload. Every read and write is by `_id` (the natural key), the only kind
+ * FerretDB's SQLite backend answers without reading the whole collection. The refusals are a read before
+ * the writes: a stage racing the final step of a create may still store its payload after the account
+ * exists, which changes nothing (the account keeps the payload it was made from; an imported process is
+ * never created from again). The payload goes first, so a process only ever counts as staged with its payload
+ * stored; the `_id` makes concurrent first stages converge on one process (the loser of the insert race gets
+ * a duplicate-key error and retries as an update).
  */
 export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
-  const key = { importSupplier: input.importSupplier, externalAccountNumber: input.externalAccountNumber };
+  const _id = processKey(input.importSupplier, input.externalAccountNumber);
+  const existing = await models.AccountImportProcess.findById(_id)
+    .select({ krakenAccountNumber: 1, skipped: 1 })
+    .lean();
+  if (existing?.krakenAccountNumber)
+    return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
+  if (existing?.skipped) return { status: 'skipped' };
+
+  await upsertById(() =>
+    stagedPayloadModel(models.AccountImportProcess.db).updateOne(
+      { _id },
+      { $set: { payload: input.payload, stagedAt: input.now } },
+      { upsert: true },
+    ),
+  );
+  // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
+  const result = await upsertById(() =>
+    models.AccountImportProcess.updateOne(
+      { _id },
+      {
+        $set: { stagedAt: input.now },
+        $setOnInsert: {
+          organisationId: input.organisationId,
+          importSupplier: input.importSupplier,
+          externalAccountNumber: input.externalAccountNumber,
+        },
+      },
+      { upsert: true },
+    ),
+  );
+  return { status: result.upsertedCount === 1 ? 'created' : 'updated' };
+}
+
+/** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */
+async function upsertById<T>(write: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
-      const result = await retryTransient(() =>
-        models.AccountImportProcess.updateOne(
-          { ...key, krakenAccountNumber: null, skipped: { $ne: true } },
-          {
-            $set: { stagedPayload: input.payload, stagedAt: input.now },
-            $setOnInsert: { organisationId: input.organisationId },
-          },
-          { upsert: true },
-        ),
-      );
-      return { status: result.upsertedCount === 1 ? 'created' : 'updated' };
+      return await retryTransient(write);
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000 || attempt >= 3) throw err;
-      const existing = await models.AccountImportProcess.findOne(key)
-        .select({ krakenAccountNumber: 1, skipped: 1 })
-        .lean();
-      if (existing?.krakenAccountNumber)
-        return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
-      if (existing?.skipped) return { status: 'skipped' };
+      if (!isDuplicateKey(err) || attempt >= 3) throw err;
     }
   }
 }

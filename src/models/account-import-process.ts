@@ -1,16 +1,25 @@
 import { Schema, type InferSchemaType } from 'mongoose';
 
 /**
- * One account's migration, keyed by (supplier code, external account number).
- * `stagedPayload` is the validated payload as serialized JSON so that arbitrary metadata round-trips exactly
- * (keys with dots or `$` would not survive as a BSON document on every MongoDB-compatible server).
+ * The `_id` of an import process: its natural key. Supplier codes match ^[A-Z0-9_]{1,32}$, so the first '/'
+ * separates the two parts unambiguously. Looking processes up by `_id` alone matters on FerretDB's SQLite
+ * backend: an exact `{_id}` filter is the only one it answers from SQL; any other filter reads every document.
+ */
+export function processKey(importSupplier: string, externalAccountNumber: string): string {
+  return `${importSupplier}/${externalAccountNumber}`;
+}
+
+/**
+ * One account's migration, keyed by (supplier code, external account number). The staged payload itself
+ * lives in `staged_payloads` under the same `_id`, so scans of processes (lists) touch small documents only;
+ * `stagedAt` here says whether (and when) something is staged.
  */
 export const accountImportProcessSchema = new Schema(
   {
+    _id: { type: String, required: true },
     organisationId: { type: Schema.Types.ObjectId, required: true },
     importSupplier: { type: String, required: true },
     externalAccountNumber: { type: String, required: true },
-    stagedPayload: { type: String, default: null },
     stagedAt: { type: Date, default: null },
     skipped: { type: Boolean, default: false },
     krakenAccountNumber: { type: String, default: null },
@@ -19,8 +28,17 @@ export const accountImportProcessSchema = new Schema(
     creationAttempt: { type: Number, default: 0 },
     /** The id of the latest create job: while it is queued or running, the status is IN_PROGRESS. */
     creationJobId: { type: String, default: null },
+    /**
+     * Legacy: payloads now live in `staged_payloads`; never read or written by the service. Declared (no
+     * default, so new documents do not carry it) only so that older test seeds passing it still compile.
+     */
+    stagedPayload: { type: String, select: false },
   },
   { timestamps: true, collection: 'account_import_processes' },
 );
+// Documents created without an explicit `_id` get their natural key.
+accountImportProcessSchema.pre('validate', function () {
+  if (this._id == null) this._id = processKey(this.importSupplier, this.externalAccountNumber);
+});
 accountImportProcessSchema.index({ importSupplier: 1, externalAccountNumber: 1 }, { unique: true });
 export type AccountImportProcess = InferSchemaType<typeof accountImportProcessSchema>;

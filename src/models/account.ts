@@ -13,7 +13,11 @@ export const accountSchema = new Schema(
     organisationId: { type: Schema.Types.ObjectId, required: true },
     importSupplier: { type: String, required: true },
     externalAccountNumber: { type: String, required: true },
-    processId: { type: Schema.Types.ObjectId, required: true },
+    /**
+     * The import process's `_id`: its natural key (a string, see `processKey`). Mixed only so that seeds
+     * written when process ids were ObjectIds still compile; creation always stores the string key.
+     */
+    processId: { type: Schema.Types.Mixed, required: true },
     operationsTeamId: { type: Schema.Types.ObjectId, required: true },
     accountType: { type: String, required: true },
     billingName: { type: String, required: true },

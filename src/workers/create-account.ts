@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import { createAccount, type CreationOutcome } from '../creation/create-account.js';
-import { CreationSlots, slotMember } from '../creation/slots.js';
+import { CreationSlots } from '../creation/slots.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
@@ -15,10 +15,8 @@ export async function createAccountJob(
   ctx: WorkerContext,
 ): Promise<CreationOutcome> {
   const slots = new CreationSlots(ctx.redis, ctx.config);
-  const process = await ctx.db.models.AccountImportProcess.findById(data.processId)
-    .select({ importSupplier: 1, externalAccountNumber: 1 })
-    .lean();
-  const member = process ? slotMember(process.importSupplier, process.externalAccountNumber) : data.processId;
+  // The process id is its natural key, which is also the account's slot member (see `slotMember`).
+  const member = data.processId;
   const slot = await slots.acquire(member, 'worker');
   if (slot.status !== 'taken') {
     await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);

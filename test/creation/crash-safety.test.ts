@@ -9,8 +9,11 @@ import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './
 
 // A worker process SIGKILLed at random moments while it creates accounts; the job is picked up again by the
 // next worker (short locks so a dead worker's job is noticed quickly) and must converge on one of everything.
+// One job at a time per worker and enough accounts that the kills run out before the work does: a creation
+// of this payload takes ~100-150 ms, so each kill lands somewhere in the current job (or just after it).
 const KILLS = 20;
-const ACCOUNTS = ['CRASH-1', 'CRASH-2', 'CRASH-3'];
+const ACCOUNTS = Array.from({ length: 40 }, (_, i) => `CRASH-${i + 1}`);
+const KILL_WINDOW_MS = 250;
 
 let t: TestApp;
 let api: Api;
@@ -48,6 +51,7 @@ it(
       WORKER_LOCK_DURATION_MS: '1000',
       WORKER_STALLED_INTERVAL_MS: '300',
       WORKER_MAX_STALLED_COUNT: '1000',
+      WORKER_CONCURRENCY: '1',
     });
 
     // Every time a worker takes a job, its `attemptsStarted` grows: that is "the job turned active" for this worker.
@@ -73,7 +77,7 @@ it(
       );
       if (answers.size === ACCOUNTS.length) break;
       // A random moment after the job turned active: anywhere from before the first write to after the last.
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 800)));
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
       await child.stop('SIGKILL');
       kills++;
       const partial = await t.app.db.models.Account.countDocuments({ importSupplier: SUPPLIER });

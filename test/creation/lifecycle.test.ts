@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStagedPayload } from '../../src/creation/staging.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { stagedPayloadModel } from '../../src/models/staged-payload.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -33,10 +36,12 @@ describe('stage', () => {
     expect(first.json()).toEqual({ import_supplier: SUPPLIER, external_account_number: 'STG-1' });
     const again = await api.stage({ ...accountPayload('STG-1'), billing_name: 'Otro Nombre' });
     expect(again.statusCode).toBe(200);
-    const stored = await t.app.db.models.AccountImportProcess.findOne({
-      externalAccountNumber: 'STG-1',
-    }).lean();
-    expect(JSON.parse(stored!.stagedPayload!).billing_name).toBe('Otro Nombre');
+    const stored = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'STG-1'));
+    expect(JSON.parse(stored!).billing_name).toBe('Otro Nombre');
+    // The process document itself stays small: the payload lives in its own collection.
+    const process = await t.app.db.models.AccountImportProcess.findById(processKey(SUPPLIER, 'STG-1')).lean();
+    expect(process).toMatchObject({ importSupplier: SUPPLIER, externalAccountNumber: 'STG-1' });
+    expect(process).not.toHaveProperty('stagedPayload');
     expect((await api.status('STG-1')).json()).toEqual({ status: 'UNKNOWN', kraken_account_number: '' });
   });
 
@@ -227,9 +232,9 @@ describe('create', () => {
     // Rules can change between staging and creation: the worker validates the staged data again.
     await api.stage(accountPayload('STALE-1'));
     const stale = JSON.stringify({ ...accountPayload('STALE-1'), billing_postcode: 'ABC' });
-    await t.app.db.models.AccountImportProcess.updateOne(
-      { externalAccountNumber: 'STALE-1' },
-      { $set: { stagedPayload: stale } },
+    await stagedPayloadModel(t.app.db.conn).updateOne(
+      { _id: processKey(SUPPLIER, 'STALE-1') },
+      { $set: { payload: stale } },
     );
     const res = await api.create('STALE-1');
     expect(res.statusCode).toBe(400);

@@ -3,8 +3,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreationOutcome } from '../../../creation/create-account.js';
 import { CreationSlots, slotMember } from '../../../creation/slots.js';
+import { loadStagedPayload } from '../../../creation/staging.js';
 import { retryTransient } from '../../../creation/transient.js';
 import { validateAccount, validateCreateAccountRequest } from '../../../domain/validation/index.js';
+import { processKey } from '../../../models/account-import-process.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';
 import { jobId } from '../../../workers/catalog.js';
 import { ApiError } from '../../errors.js';
@@ -50,12 +52,11 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
     if (outcome.code === 'account_failed_validation') {
       // Job results hold no payload data, so the errors are recomputed from the staged data.
       const process = await models.AccountImportProcess.findById(processId)
-        .select({ stagedPayload: 1, importSupplier: 1 })
+        .select({ importSupplier: 1 })
         .lean();
       const supplier = await request.tenant.findSupplier(process?.importSupplier);
-      const result = process?.stagedPayload
-        ? validateAccount(JSON.parse(process.stagedPayload), validationContext(app, supplier))
-        : null;
+      const staged = process ? await loadStagedPayload(models, processId) : null;
+      const result = staged ? validateAccount(JSON.parse(staged), validationContext(app, supplier)) : null;
       return new ApiError(outcome.code, { errors: result && !result.ok ? result.errors : [] });
     }
     return new ApiError(outcome.code, outcome.detail ? { detail: outcome.detail } : {});
@@ -102,6 +103,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       // The slot is the limit and the per-account lock at once, taken in one atomic step in Redis before any
       // other lookup, so a refusal at the limit costs next to nothing.
       const member = slotMember(supplier.code, body.external_account_number);
+      const key = processKey(supplier.code, body.external_account_number);
       const slot = await slots.acquire(member, 'api').catch(() => {
         throw redisUnavailable();
       });
@@ -116,12 +118,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
           .lean();
         if (!team) throw new ApiError('operations_team_name_does_not_exist');
         teamId = team._id.toHexString();
-        const process = await models.AccountImportProcess.findOne({
-          importSupplier: supplier.code,
-          externalAccountNumber: body.external_account_number,
-        })
-          .select({ stagedPayload: 0 })
-          .lean();
+        const process = await models.AccountImportProcess.findById(key).lean();
         if (process?.krakenAccountNumber) {
           const { externalAccountNumber, krakenAccountNumber } = process;
           throw new ApiError('account_import_process_already_imported', {
@@ -133,7 +130,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         }
         if (process?.skipped) throw new ApiError('account_import_process_skipped');
         if (!process?.stagedAt) throw new ApiError('import_process_does_not_exist');
-        processId = process._id.toHexString();
+        processId = process._id;
         id = await chooseJobId(
           processId,
           process.creationJobId,
@@ -189,6 +186,10 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
   /**
    * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (a queued
    * job left behind by an earlier request is joined rather than duplicated); a dry run is tied to its request.
+   * The claim of attempt n+1 is a write by `_id` alone (a conditional filter would make FerretDB read every
+   * process): the account's slot, held by this request, already serialises creates of one account, and two
+   * claims that still raced (a slot lapsed after its lease) read the same n and so join the same job.
+   * The re-read catches a create that finished in between.
    */
   async function chooseJobId(
     processId: string,
@@ -209,19 +210,28 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         return currentJobId;
       }
     }
-    if (dryRun) return jobId('dryrun', processId, requestId);
-    const next = jobId('create', processId, String(attempt + 1));
-    const claimed = await retryTransient(() =>
+    // The key holds the supplier's external number, which may contain ':' (not allowed in job ids).
+    const ref = encodeURIComponent(processId);
+    if (dryRun) return jobId('dryrun', ref, requestId);
+    const next = jobId('create', ref, String(attempt + 1));
+    await retryTransient(() =>
       models.AccountImportProcess.updateOne(
-        {
-          _id: processId,
-          creationAttempt: attempt === 0 ? { $in: [0, null] } : attempt,
-          krakenAccountNumber: null,
-        },
+        { _id: processId },
         { $set: { creationAttempt: attempt + 1, creationJobId: next } },
       ),
     );
-    if (claimed.modifiedCount !== 1) throw new ApiError('account_import_in_progress');
+    const after = await models.AccountImportProcess.findById(processId)
+      .select({ krakenAccountNumber: 1, externalAccountNumber: 1, creationJobId: 1 })
+      .lean();
+    if (after?.krakenAccountNumber) {
+      throw new ApiError('account_import_process_already_imported', {
+        fields: {
+          external_account_number: after.externalAccountNumber,
+          kraken_account_number: after.krakenAccountNumber,
+        },
+      });
+    }
+    if (after?.creationJobId !== next) throw new ApiError('account_import_in_progress');
     return next;
   }
 }

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CreationSlots, slotMember } from '../../../creation/slots.js';
+import { CreationSlots } from '../../../creation/slots.js';
+import { processKey } from '../../../models/account-import-process.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from './create-account.js';
 
@@ -59,22 +60,15 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
     },
     async (request) => {
       const supplier = await request.tenant.getSupplier(request.params.code);
-      const process = await app.db.models.AccountImportProcess.findOne({
-        importSupplier: supplier.code,
-        externalAccountNumber: request.params.external,
-      })
-        .select({ stagedPayload: 0 })
-        .lean();
+      const process = await app.db.models.AccountImportProcess.findById(
+        processKey(supplier.code, request.params.external),
+      ).lean();
       if (!process || (!process.stagedAt && !process.krakenAccountNumber))
         throw new ApiError('import_process_not_found');
       if (process.krakenAccountNumber)
         return { status: 'COMPLETED' as const, kraken_account_number: process.krakenAccountNumber };
-      if (
-        await creationRunning(
-          slotMember(process.importSupplier, process.externalAccountNumber),
-          process.creationJobId,
-        )
-      )
+      // The process key is also the account's slot member.
+      if (await creationRunning(process._id, process.creationJobId))
         return { status: 'IN_PROGRESS' as const, kraken_account_number: '' };
       return { status: 'UNKNOWN' as const, kraken_account_number: '' };
     },
@@ -95,10 +89,9 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
       async (request, reply) => {
         const supplier = await request.tenant.getSupplier(request.params.code);
         const filter: Record<string, unknown> = { importSupplier: supplier.code, skipped: { $ne: true } };
-        if (kind === 'pending')
-          Object.assign(filter, { krakenAccountNumber: null, stagedPayload: { $ne: null } });
+        if (kind === 'pending') Object.assign(filter, { krakenAccountNumber: null, stagedAt: { $ne: null } });
         else if (kind === 'imported') filter.krakenAccountNumber = { $ne: null };
-        else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedPayload: { $ne: null } }];
+        else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedAt: { $ne: null } }];
         const { limit, after } = request.query;
         if (after !== undefined) filter.externalAccountNumber = { $gt: after };
         const query = app.db.models.AccountImportProcess.find(filter)

@@ -1,0 +1,26 @@
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
+
+/**
+ * The staged payload of one import process, under the process's `_id` (see `processKey`), as serialized
+ * JSON so that arbitrary metadata round-trips exactly (keys with dots or `$` would not survive as a BSON
+ * document on every MongoDB-compatible server). Kept apart from the process so that scanning processes
+ * never decodes payloads.
+ */
+export const stagedPayloadSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    payload: { type: String, required: true },
+    stagedAt: { type: Date, required: true },
+  },
+  { collection: 'staged_payloads', versionKey: false },
+);
+export type StagedPayload = InferSchemaType<typeof stagedPayloadSchema>;
+
+/** The model on a connection, registered on first use (it has no index beyond `_id`). */
+export function stagedPayloadModel(conn: Connection) {
+  return (conn.models.StagedPayload as ReturnType<typeof register> | undefined) ?? register(conn);
+}
+
+function register(conn: Connection) {
+  return conn.model('StagedPayload', stagedPayloadSchema);
+}
