@@ -4,6 +4,8 @@ import { Types } from 'mongoose';
 import { Operations } from '../../src/admin/operations.js';
 import { createApiServer } from '../../src/api/instance.js';
 import type { Config } from '../../src/config.js';
+import { accountIdFor } from '../../src/creation/create-account.js';
+import { ledgerIdFor } from '../../src/post-import/record-ids.js';
 import { graphqlToken } from '../../test/support/app.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
@@ -15,20 +17,23 @@ const BATCHES_PER_ACCOUNT = 1;
 const MULTI_CONCURRENCY = 10;
 const SUPPLIER = 'BENCH_TXN';
 
-/** A created account (Account + one ledger) written through the models, as the creation worker would. */
+/** A created account (process marked imported, Account, one ledger) with the `_id`s the creation worker gives them. */
 async function seedAccount(app: FastifyInstance, organisationId: Types.ObjectId, external: string) {
-  const { Account, Ledger } = app.db.models;
+  const { Account, AccountImportProcess, Ledger } = app.db.models;
+  const number = `A-${randomBytes(4).toString('hex').toUpperCase()}`;
+  const process = await AccountImportProcess.create({ organisationId, importSupplier: SUPPLIER, externalAccountNumber: external, stagedAt: new Date(), krakenAccountNumber: number, accountCreatedAt: new Date() });
   const account = await Account.create({
-    number: `A-${randomBytes(4).toString('hex').toUpperCase()}`,
+    _id: accountIdFor(process._id),
+    number,
     organisationId,
     importSupplier: SUPPLIER,
     externalAccountNumber: external,
-    processId: new Types.ObjectId(),
+    processId: process._id,
     operationsTeamId: new Types.ObjectId(),
     accountType: 'DOMESTIC',
     billingName: 'Bench',
   });
-  await Ledger.create({ accountId: account._id, ledgerCode: 'ELECTRICITY', position: 0, lastStatementBalanceMinor: 0, lastStatementClosingDate: '2025-05-31', openPeriodStart: '2025-06-01', balanceMinor: 0 });
+  await Ledger.create({ _id: ledgerIdFor(account._id, 'ELECTRICITY'), accountId: account._id, ledgerCode: 'ELECTRICITY', position: 0, lastStatementBalanceMinor: 0, lastStatementClosingDate: '2025-05-31', openPeriodStart: '2025-06-01', balanceMinor: 0 });
   return account._id;
 }
 

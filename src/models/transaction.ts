@@ -9,7 +9,8 @@ export const transactionOrigins = [
 ] as const;
 
 /**
- * One financial transaction on a ledger. `amount` keeps the exact decimal text; `signedMinor` is its
+ * One financial transaction on a ledger, under the `_id` derived from (account, transaction id) (see
+ * `transactionIdFor`), so existence checks are reads by `_id`; the unique index stays as a second guard. `amount` keeps the exact decimal text; `signedMinor` is its
  * effect on the ledger balance in cents (PAYMENT and CREDIT add; CHARGE, REPAYMENT, SUPPLY_CHARGE subtract).
  * `data` is the transaction as received (serialized JSON) so it can be echoed exactly.
  */
@@ -27,6 +28,8 @@ export const transactionSchema = new Schema(
     billingDocumentId: { type: Schema.Types.ObjectId, default: null },
     note: { type: String, default: null },
     data: { type: String, required: true },
+    /** The import request that inserted it (post-import only): how a crashed balance update is finished. */
+    batch: { type: String, default: null },
   },
   { timestamps: true, collection: 'transactions' },
 );

@@ -4,7 +4,9 @@ import { ApiError, type FieldError } from '../api/errors.js';
 import type { Models } from '../models/index.js';
 import type { BillingDocumentsImport } from '../schemas/post-import.js';
 import type { Transaction } from '../schemas/transaction.js';
+import { withLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
+import { billingDocumentIdFor, transactionIdFor } from './record-ids.js';
 import { insertIgnoringDuplicates } from './target.js';
 import { transactionRecord, type LedgerDoc } from './transactions.js';
 
@@ -49,10 +51,10 @@ export async function importBillingDocuments(
   if (ledger.hasFinalizedBillingDocument && !resuming) throw new ApiError('ledger_has_finalized_billing_document');
 
   const located = locate(data, rawBody);
-  const clashes = await models.Transaction.find(
-    { accountId, transactionId: { $in: located.map((l) => l.t.transaction_id) } },
-    { transactionId: 1, ledgerId: 1, origin: 1 },
-  ).lean();
+  const found = await Promise.all(
+    located.map((l) => models.Transaction.findById(transactionIdFor(accountId, l.t.transaction_id), { transactionId: 1, ledgerId: 1, origin: 1 }).lean()),
+  );
+  const clashes = found.filter((c) => c !== null);
   const ours = (c: (typeof clashes)[number]) => resuming && c.ledgerId.equals(ledger._id) && HISTORICAL_ORIGINS.includes(c.origin);
   const clashing = new Set(clashes.filter((c) => !ours(c)).map((c) => c.transactionId));
   if (clashing.size > 0) {
@@ -62,16 +64,16 @@ export async function importBillingDocuments(
     throw new ApiError('request_failed_validation', { errors });
   }
 
-  await locks.with(ledger._id, async () => {
-    const current = await models.Ledger.findById(ledger._id, { hasFinalizedBillingDocument: 1, billingImportKey: 1, billingImportCompletedAt: 1 }).lean();
-    const ownUnfinished = current?.billingImportKey === key && !current.billingImportCompletedAt;
-    if (!current || (current.hasFinalizedBillingDocument && !ownUnfinished)) throw new ApiError('ledger_has_finalized_billing_document');
+  await withLedger(models, locks, ledger._id, async (current) => {
+    const ownUnfinished = current.billingImportKey === key && !current.billingImportCompletedAt;
+    if (current.hasFinalizedBillingDocument && !ownUnfinished) throw new ApiError('ledger_has_finalized_billing_document');
     if (!ownUnfinished) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { hasFinalizedBillingDocument: true, billingImportKey: key } });
   });
 
   await insertIgnoringDuplicates(
     models.BillingDocument,
     data.historical_billing_documents.map((d) => ({
+      _id: billingDocumentIdFor(ledger._id, d.billing_document_identifier),
       accountId,
       ledgerId: ledger._id,
       identifier: d.billing_document_identifier,
@@ -82,17 +84,16 @@ export async function importBillingDocuments(
       finalized: true,
     })),
   );
-  const identifiers = data.historical_billing_documents.map((d) => d.billing_document_identifier);
-  const documents = await models.BillingDocument.find({ ledgerId: ledger._id, identifier: { $in: identifiers } }, { identifier: 1 }).lean();
-  const idOf = new Map(documents.map((d) => [d.identifier, d._id]));
 
   await insertIgnoringDuplicates(
     models.Transaction,
     located.map((l) =>
       l.identifier === null
         ? transactionRecord(accountId, ledger._id, l.t, l.raw, 'additional_historical')
-        : transactionRecord(accountId, ledger._id, l.t, l.raw, 'billing_document', { billingDocumentId: idOf.get(l.identifier)! }),
+        : transactionRecord(accountId, ledger._id, l.t, l.raw, 'billing_document', { billingDocumentId: billingDocumentIdFor(ledger._id, l.identifier) }),
     ),
   );
-  await locks.with(ledger._id, () => models.Ledger.updateOne({ _id: ledger._id, billingImportKey: key }, { $set: { billingImportCompletedAt: now } }));
+  await withLedger(models, locks, ledger._id, async (current) => {
+    if (current.billingImportKey === key) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { billingImportCompletedAt: now } });
+  });
 }

@@ -4,6 +4,7 @@ import type { Types } from 'mongoose';
 import { ApiError } from '../api/errors.js';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 export type LedgerLockOptions = { ttlMs?: number; waitMs?: number };
 
@@ -12,8 +13,9 @@ export type LedgerLockOptions = { ttlMs?: number; waitMs?: number };
  * Why not a conditional update in the database: FerretDB v1 (SQLite) applies an update as read, modify,
  * write back the whole document without isolation, so concurrent `$inc`, `$max` or compare-and-set
  * updates of one document lose writes. Every write to a ledger document therefore happens under this lock;
- * inserts stay lock-free because unique indexes are enforced by the storage engine. A crashed holder's
- * lock lapses after `ttlMs`.
+ * inserts stay lock-free because unique indexes are enforced by the storage engine. A live holder keeps
+ * extending its lock (ledger balances are updated incrementally, so two holders at once would lose money);
+ * a crashed holder's lock lapses after `ttlMs`, and the next holder repairs what it left (ledger-balance.ts).
  */
 export class LedgerLocks {
   constructor(
@@ -33,9 +35,13 @@ export class LedgerLocks {
       if (Date.now() > deadline) throw new ApiError('service_unavailable', { detail: 'The ledger is busy. Retry shortly.', headers: { 'retry-after': '1' } });
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
     }
+    const renew = setInterval(() => {
+      this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined);
+    }, Math.max(ttlMs / 3, 100));
     try {
       return await fn();
     } finally {
+      clearInterval(renew);
       await this.redis.eval(RELEASE, 1, key, token).catch(() => undefined);
     }
   }

@@ -4,6 +4,7 @@ import { formatDateTime } from '../api/routes/data-import/import-status.js';
 import { noteDedupKey } from '../models/note.js';
 import type { Models } from '../models/index.js';
 import type { ImportNote } from '../schemas/post-import.js';
+import { noteIdFor } from './record-ids.js';
 import { insertIgnoringDuplicates } from './target.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
@@ -13,8 +14,9 @@ export type NoteResult = { created_at: string; body?: string; status: typeof NOT
 
 /**
  * Imports notes. A note is new unless the account has one with the same content and, when `created_at` is
- * given, the same `created_at`. The unique (accountId, dedupKey) index settles concurrent identical requests;
- * an undated note additionally matches an existing note of any date (looked up by content hash first).
+ * given, the same `created_at`. The `_id` derived from (account, dedupKey) settles concurrent identical
+ * requests; an undated note additionally matches an existing note of any date (looked up by content hash
+ * first: the one query here that is not by `_id`, so it is only made for undated notes).
  */
 export async function importNotes(
   models: Models,
@@ -42,6 +44,7 @@ export async function importNotes(
   const inserted = await insertIgnoringDuplicates(
     models.Note,
     toInsert.map(({ p }) => ({
+      _id: noteIdFor(accountId, p.dedupKey),
       accountId,
       dedupKey: p.dedupKey,
       contentHash: p.contentHash,
@@ -58,8 +61,8 @@ export async function importNotes(
   // Undated notes that lost a race report the creation time of the note that won.
   const lostUndated = prepared.filter((p, i) => !insertedIndexes.has(i) && !p.note.created_at && !existingByContent.has(p.contentHash));
   if (lostUndated.length > 0) {
-    const winners = await models.Note.find({ accountId, dedupKey: { $in: lostUndated.map((p) => p.dedupKey) } }, { contentHash: 1, noteCreatedAt: 1 }).lean();
-    for (const w of winners) if (w.contentHash) existingByContent.set(w.contentHash, w.noteCreatedAt);
+    const winners = await Promise.all(lostUndated.map((p) => models.Note.findById(noteIdFor(accountId, p.dedupKey), { contentHash: 1, noteCreatedAt: 1 }).lean()));
+    for (const w of winners) if (w?.contentHash) existingByContent.set(w.contentHash, w.noteCreatedAt);
   }
 
   return prepared.map((p, i) => {
@@ -79,10 +82,12 @@ export async function addRedatingNote(
   now: Date,
 ): Promise<void> {
   const digest = createHash('sha256').update(JSON.stringify([ledgerId.toHexString(), [...transactionIds].sort()])).digest('hex');
+  const dedupKey = `system:redated-transactions:${digest}`;
   await insertIgnoringDuplicates(models.Note, [
     {
+      _id: noteIdFor(accountId, dedupKey),
       accountId,
-      dedupKey: `system:redated-transactions:${digest}`,
+      dedupKey,
       contentHash: `system:${digest}`,
       body,
       documentPaths: [],

@@ -2,8 +2,11 @@ import type { Types } from 'mongoose';
 import { ApiError, type FieldError } from '../api/errors.js';
 import type { Models } from '../models/index.js';
 import type { HistoricalStatement } from '../schemas/post-import.js';
+import { withLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
+import { ledgerIdFor, statementIdFor } from './record-ids.js';
 import { insertIgnoringDuplicates, nextDay } from './target.js';
+import { accountLedgerCodes } from './transactions.js';
 
 function alreadyExists(statements: readonly HistoricalStatement[], ids: ReadonlySet<string>): ApiError {
   const errors: FieldError[] = [];
@@ -30,10 +33,11 @@ export async function importStatements(
   resolvePath: (path: string) => string,
 ): Promise<void> {
   const ids = statements.map((s) => s.statement_id);
-  const existing = await models.Statement.find({ accountId, statementId: { $in: ids } }, { statementId: 1 }).lean();
-  if (existing.length > 0) throw alreadyExists(statements, new Set(existing.map((s) => s.statementId)));
+  const found = await Promise.all(ids.map((id) => models.Statement.findById(statementIdFor(accountId, id), { _id: 1 }).lean()));
+  if (found.some((f) => f !== null)) throw alreadyExists(statements, new Set(ids.filter((_, i) => found[i] !== null)));
 
   const docs = statements.map((s) => ({
+    _id: statementIdFor(accountId, s.statement_id),
     accountId,
     statementId: s.statement_id,
     billPeriodFromDate: s.bill_period_from_date,
@@ -49,10 +53,9 @@ export async function importStatements(
   const latest = statements.filter((_, i) => inserted.has(i)).reduce<string | null>((max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max), null);
   if (latest !== null) {
     const start = nextDay(latest);
-    for (const { _id } of await models.Ledger.find({ accountId }, { _id: 1 }).lean()) {
-      await locks.with(_id, async () => {
-        const ledger = await models.Ledger.findById(_id, { openPeriodStart: 1 }).lean();
-        if (ledger && (ledger.openPeriodStart ?? '') < start) await models.Ledger.updateOne({ _id }, { $set: { openPeriodStart: start } });
+    for (const code of await accountLedgerCodes(models, accountId)) {
+      await withLedger(models, locks, ledgerIdFor(accountId, code), async (ledger) => {
+        if ((ledger.openPeriodStart ?? '') < start) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { openPeriodStart: start } });
       });
     }
   }

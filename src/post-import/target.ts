@@ -3,24 +3,15 @@ import type { HydratedDocument } from 'mongoose';
 import { Decimal } from 'decimal.js';
 import { ApiError } from '../api/errors.js';
 import type { SupplierDoc } from '../api/plugins/tenancy.js';
-import { buildCatalogue, type Catalogue, type ValidationContext, type ValidationResult } from '../domain/validation/index.js';
+import { validationContext } from '../api/validation.js';
+import { accountIdFor } from '../creation/create-account.js';
+import type { ValidationContext, ValidationResult } from '../domain/validation/index.js';
 import type { Account } from '../models/account.js';
+import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { LedgerLocks } from './ledger-lock.js';
 
 export type AccountDoc = HydratedDocument<Account>;
-
-const catalogues = new WeakMap<object, Catalogue>();
-
-/** The catalogue of a deployment, built once per config object. */
-function catalogueFor(app: FastifyInstance): Catalogue {
-  let catalogue = catalogues.get(app.config);
-  if (!catalogue) {
-    catalogue = buildCatalogue(app.config.CATALOGUE_EXTRA);
-    catalogues.set(app.config, catalogue);
-  }
-  return catalogue;
-}
 
 /** YYYY-MM-DD of a UTC instant. */
 export function isoDay(date: Date): string {
@@ -47,7 +38,7 @@ export async function resolveImport<T extends { import_supplier: string; externa
   const code = body && typeof body === 'object' ? body.import_supplier : undefined;
   // Without a supplier code the validator reports the missing field; with one, the supplier must be usable.
   const supplier = typeof code === 'string' && code.trim() !== '' ? await request.tenant.getOngoingSupplier(code.trim()) : null;
-  const result = validate(body, { region: supplier?.region ?? 'ES', catalogue: catalogueFor(app), today: isoDay(app.clock()) });
+  const result = validate(body, validationContext(app, supplier));
   if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
   if (!supplier) throw new ApiError('import_supplier_not_found');
   const account = await findAccount(app.db.models, supplier.code, result.data.external_account_number);
@@ -59,9 +50,14 @@ export function ledgerLocks(app: FastifyInstance): LedgerLocks {
   return new LedgerLocks(app.redis, app.config.QUEUE_PREFIX);
 }
 
-/** A created account; a staged-only or unknown one is 404 `account_not_found`. */
+/**
+ * A created account; an unknown, staged-only or half-created one (creation crashed before its last step,
+ * marking the process imported) is 404 `account_not_found`. Both reads are by `_id`: the process's is its
+ * natural key, the account's is derived from it.
+ */
 export async function findAccount(models: Models, supplierCode: string, externalAccountNumber: string): Promise<AccountDoc> {
-  const account = await models.Account.findOne({ importSupplier: supplierCode, externalAccountNumber });
+  const process = await models.AccountImportProcess.findById(processKey(supplierCode, externalAccountNumber), { krakenAccountNumber: 1 }).lean();
+  const account = process?.krakenAccountNumber ? await models.Account.findById(accountIdFor(process._id)) : null;
   if (!account) throw new ApiError('account_not_found');
   return account;
 }

@@ -1,16 +1,17 @@
-import type { HydratedDocument, Types } from 'mongoose';
+import type { Types } from 'mongoose';
 import { signedAmount } from '../domain/money.js';
-import type { Ledger } from '../models/ledger.js';
+import { accountLedgersModel } from '../models/ledger.js';
 import type { Models } from '../models/index.js';
 import type { transactionOrigins } from '../models/transaction.js';
 import type { Transaction } from '../schemas/transaction.js';
 import { ApiError } from '../api/errors.js';
 import { addRedatingNote } from './notes.js';
-import { recomputeLedgerBalance } from './ledger-balance.js';
+import { insertMovingBalance, withLedger, type LockedLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
+import { ledgerIdFor, transactionIdFor } from './record-ids.js';
 import { insertIgnoringDuplicates, toMinor } from './target.js';
 
-export type LedgerDoc = HydratedDocument<Ledger>;
+export type LedgerDoc = LockedLedger;
 type RawTransaction = Record<string, unknown>;
 
 export const TRANSACTION_ADDED_TO_ACCOUNT = 'TRANSACTION_ADDED_TO_ACCOUNT';
@@ -23,11 +24,25 @@ export type TransactionResult = {
 };
 export type TransactionImportError = { status: typeof TRANSACTION_IMPORT_ERROR; error_detail: string; transaction_data: RawTransaction };
 
+/**
+ * An account's ledger codes in payload order. Read by `_id` from `account_ledgers`; the first request for an
+ * account writes it from one query on the account's ledgers (they all exist once the account is imported,
+ * and never change, so concurrent writers write the same and the loser's duplicate key is harmless).
+ */
+export async function accountLedgerCodes(models: Models, accountId: Types.ObjectId): Promise<string[]> {
+  const AccountLedgers = accountLedgersModel(models.Ledger.db);
+  const known = await AccountLedgers.findById(accountId).lean();
+  if (known) return known.codes;
+  const ledgers = await models.Ledger.find({ accountId }, { ledgerCode: 1, position: 1 }).sort({ position: 1 }).lean();
+  const codes = ledgers.map((l) => l.ledgerCode);
+  await insertIgnoringDuplicates(AccountLedgers, [{ _id: accountId, codes }]);
+  return codes;
+}
+
 /** The ledger named in the body, else the account's first ledger (by position in the account payload). */
 export async function findLedger(models: Models, accountId: Types.ObjectId, ledgerCode: string | undefined): Promise<LedgerDoc> {
-  const ledger = ledgerCode
-    ? await models.Ledger.findOne({ accountId, ledgerCode })
-    : await models.Ledger.findOne({ accountId }).sort({ position: 1 });
+  const code = ledgerCode ?? (await accountLedgerCodes(models, accountId))[0];
+  const ledger = code === undefined ? null : await models.Ledger.findById(ledgerIdFor(accountId, code)).lean<LedgerDoc>();
   if (!ledger) {
     throw new ApiError('ledger_not_found', {
       errors: ledgerCode ? [{ detail: `The account has no ledger ${ledgerCode}.`, code: 'ledger_not_found', attr: 'ledger_code' }] : [],
@@ -46,6 +61,7 @@ export function transactionRecord(
   extra: { transactionDate?: string; originalTransactionDate?: string | null; note?: string | null; billingDocumentId?: Types.ObjectId } = {},
 ) {
   return {
+    _id: transactionIdFor(accountId, t.transaction_id),
     accountId,
     ledgerId,
     transactionId: t.transaction_id,
@@ -80,10 +96,8 @@ export async function planTransactions(
   raws: readonly RawTransaction[],
   options: Options,
 ): Promise<TransactionPlan> {
-  const ids = transactions.map((t) => t.transaction_id);
-  const existing = new Set(
-    (await models.Transaction.find({ accountId, transactionId: { $in: ids } }, { transactionId: 1 }).lean()).map((t) => t.transactionId),
-  );
+  const found = await Promise.all(transactions.map((t) => models.Transaction.findById(transactionIdFor(accountId, t.transaction_id), { _id: 1 }).lean()));
+  const existing = new Set(transactions.filter((_, i) => found[i]).map((t) => t.transaction_id));
   const openStart = ledger.openPeriodStart ?? null;
   const results: (TransactionResult | null)[] = [];
   const toWrite: Planned[] = [];
@@ -112,37 +126,45 @@ export async function planTransactions(
 }
 
 /**
- * Writes a plan: the pinned note first (keyed by the re-dated ids, so a retry after a crash still finds or
- * writes exactly one), then the transactions with duplicate-key errors ignored (a concurrent identical
- * request inserted them: reported as already existing), then the ledger balance recomputed from its records
- * under the ledger lock.
+ * Imports a batch holding the ledger lock from the plan to the balance: the plan (existence checks, open
+ * period) is made against the ledger as it is under the lock, so concurrent identical requests see each
+ * other's transactions and agree on one re-dating note. Then the pinned note (keyed by the re-dated ids, so
+ * a retry after a crash still finds or writes exactly one), then the transactions, with duplicate-key errors
+ * reported as already existing, and the balance moved by exactly what was inserted (`insertMovingBalance`).
+ * A failing plan writes nothing. The lock is taken even when nothing is new, so a client's retry repairs what
+ * a crashed attempt left.
  */
-export async function applyTransactions(
+export async function importTransactions(
   models: Models,
   locks: LedgerLocks,
   accountId: Types.ObjectId,
-  ledger: LedgerDoc,
-  plan: Extract<TransactionPlan, { ok: true }>,
+  ledgerId: Types.ObjectId,
+  transactions: readonly Transaction[],
+  raws: readonly RawTransaction[],
+  options: Options,
   now: Date,
-): Promise<TransactionResult[]> {
-  const redated = plan.toWrite.filter((p) => p.redated);
-  if (redated.length > 0) {
-    const ids = redated.map((p) => p.record.transactionId);
-    const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more` : ids.join(', ');
-    const body =
-      `${ids.length} imported transaction(s) on ledger ${ledger.ledgerCode} were dated before its open statement period and ` +
-      `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
-    await addRedatingNote(models, accountId, ledger._id, body, ids, now);
-  }
-  const inserted = await insertIgnoringDuplicates(models.Transaction, plan.toWrite.map((p) => p.record));
-  await recomputeLedgerBalance(models, locks, ledger._id);
-  const results = [...plan.results];
-  plan.toWrite.forEach((p, i) => {
-    results[p.index] = inserted.has(i)
-      ? { status: TRANSACTION_ADDED_TO_ACCOUNT, transaction_data: p.echo }
-      : { status: TRANSACTION_ALREADY_EXISTS, transaction_data: p.echo };
+): Promise<{ ok: true; results: TransactionResult[] } | { ok: false; error: TransactionImportError }> {
+  return withLedger(models, locks, ledgerId, async (ledger) => {
+    const plan = await planTransactions(models, accountId, ledger, transactions, raws, options);
+    if (!plan.ok) return plan;
+    const redated = plan.toWrite.filter((p) => p.redated);
+    if (redated.length > 0) {
+      const ids = redated.map((p) => p.record.transactionId);
+      const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more` : ids.join(', ');
+      const body =
+        `${ids.length} imported transaction(s) on ledger ${ledger.ledgerCode} were dated before its open statement period and ` +
+        `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
+      await addRedatingNote(models, accountId, ledger._id, body, ids, now);
+    }
+    const inserted = await insertMovingBalance(models, ledger, plan.toWrite.map((p) => p.record));
+    const results = [...plan.results];
+    plan.toWrite.forEach((p, i) => {
+      results[p.index] = inserted.has(i)
+        ? { status: TRANSACTION_ADDED_TO_ACCOUNT, transaction_data: p.echo }
+        : { status: TRANSACTION_ALREADY_EXISTS, transaction_data: p.echo };
+    });
+    return { ok: true as const, results: results as TransactionResult[] };
   });
-  return results as TransactionResult[];
 }
 
 /** What a dry run reports: the statuses the import would give, with nothing written. */

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { LightMyRequestResponse } from 'fastify';
+import { accountIdFor } from '../../src/creation/create-account.js';
+import { ledgerIdFor } from '../../src/post-import/record-ids.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 
 export type LedgerSeed = { code: string; lastStatementBalanceMinor: number; closingDate: string; balanceMinor?: number };
@@ -28,8 +30,8 @@ export async function startPostImportEnv(label: string, env: Record<string, stri
 }
 
 /**
- * A created account written straight through the models (Account + Ledger + the import process), standing in
- * for the creation worker in tests that are about post-import behaviour only.
+ * A created account written straight through the models (Account + Ledger + the import process, with the
+ * `_id`s the creation gives them), standing in for the creation worker in tests about post-import behaviour.
  */
 export async function seedAccount(env: PostImportEnv, external: string, ledgers: LedgerSeed[] = [defaultLedger()]) {
   const { models } = env.t.app.db;
@@ -45,6 +47,7 @@ export async function seedAccount(env: PostImportEnv, external: string, ledgers:
     accountCreatedAt: new Date(),
   });
   const account = await models.Account.create({
+    _id: accountIdFor(process._id),
     number,
     organisationId: supplier.organisationId,
     importSupplier: env.supplier,
@@ -56,6 +59,7 @@ export async function seedAccount(env: PostImportEnv, external: string, ledgers:
   });
   for (const [position, l] of ledgers.entries()) {
     await models.Ledger.create({
+      _id: ledgerIdFor(account._id, l.code),
       accountId: account._id,
       ledgerCode: l.code,
       position,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
 import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
-import { applyTransactions, dryRunResults, findLedger, planTransactions } from '../../../post-import/transactions.js';
+import { dryRunResults, findLedger, importTransactions, planTransactions } from '../../../post-import/transactions.js';
 
 const flag = z
   .enum(['true', 'false', 'True', 'False', '1', '0'])
@@ -44,15 +44,17 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       const { account, data } = await resolveImport(app, request, validateTransactionsImport);
       const ledger = await findLedger(app.db.models, account._id, data.ledger_code);
       const raws = (request.body as { transactions: Record<string, unknown>[] }).transactions;
-      const plan = await planTransactions(app.db.models, account._id, ledger, data.transactions, raws, {
+      const options = {
         checkPreviouslyAdded: request.query.check_previously_added,
         forceAddToCurrentStatement: request.query.force_add_to_current_statement,
-      });
-      // The transaction import's own 400 body (interface: Import financial transactions), a business outcome.
-      if (!plan.ok) return reply.code(400).send(plan.error);
-      if (data.dry_run) return reply.code(200).send({ results: dryRunResults(plan) });
-      const results = await applyTransactions(app.db.models, ledgerLocks(app), account._id, ledger, plan, app.clock());
-      return reply.code(201).send({ results });
+      };
+      // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
+      if (data.dry_run) {
+        const plan = await planTransactions(app.db.models, account._id, ledger, data.transactions, raws, options);
+        return plan.ok ? reply.code(200).send({ results: dryRunResults(plan) }) : reply.code(400).send(plan.error);
+      }
+      const outcome = await importTransactions(app.db.models, ledgerLocks(app), account._id, ledger._id, data.transactions, raws, options, app.clock());
+      return outcome.ok ? reply.code(201).send({ results: outcome.results }) : reply.code(400).send(outcome.error);
     },
   );
 }
