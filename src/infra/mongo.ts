@@ -1,4 +1,5 @@
 import mongoose, { type Connection } from 'mongoose';
+import { withTimeout } from './timeout.js';
 import { modelsFor, syncIndexes, type Models } from '../models/index.js';
 
 export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
@@ -20,20 +21,4 @@ export async function pingDatabase(conn: Connection, timeoutMs: number): Promise
   const db = conn.db;
   if (!db) throw new Error('database not connected');
   await withTimeout(db.admin().ping(), timeoutMs);
-}
-
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }

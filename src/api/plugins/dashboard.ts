@@ -4,9 +4,8 @@ import basicAuth from '@fastify/basic-auth';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { Job, QueueEvents } from 'bullmq';
+import { Job } from 'bullmq';
 import { Gauge, Histogram } from 'prom-client';
-import { workerConnection } from '../../infra/redis.js';
 import { queueNames } from '../../workers/catalog.js';
 
 const BASE = '/admin/queues';
@@ -68,11 +67,8 @@ export default fp(
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     });
-    const listeners = queueNames.map((name) => {
-      const connection = workerConnection(app.config.REDIS_URL);
-      connection.on('error', () => undefined);
-      const events = new QueueEvents(name, { connection, prefix: app.config.QUEUE_PREFIX });
-      events.on('error', () => undefined);
+    for (const name of queueNames) {
+      const events = app.queues.events(name);
       const observe =
         (outcome: string) =>
         ({ jobId }: { jobId: string }) => {
@@ -85,12 +81,7 @@ export default fp(
         };
       events.on('completed', observe('completed'));
       events.on('failed', observe('failed'));
-      return { events, connection };
-    });
-    app.addHook('onClose', async () => {
-      await Promise.all(listeners.map((l) => l.events.close()));
-      for (const l of listeners) l.connection.disconnect();
-    });
+    }
   },
   { name: 'dashboard', dependencies: ['queues'] },
 );

@@ -8,11 +8,15 @@ import {
   type JobName,
   type QueueName,
 } from '../../workers/catalog.js';
+import type { Redis } from 'ioredis';
+import { withTimeout } from '../../infra/timeout.js';
 import { producerConnection, workerConnection } from '../../infra/redis.js';
 import { ApiError } from '../errors.js';
 
 export type Queues = {
   queue(name: QueueName): Queue;
+  /** The process's one QueueEvents for a queue (created on first use). */
+  events(name: QueueName): QueueEvents;
   /** Adds a job (idempotent on its id) and waits at most `waitMs` for its result. */
   enqueueAndWait<N extends JobName, R>(
     name: N,
@@ -48,10 +52,14 @@ export default fp(
       queue.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue error'));
       queues.set(name, queue);
     }
+    const eventConnections: Redis[] = [];
     const eventsFor = (name: QueueName) => {
       let qe = events.get(name);
       if (!qe) {
-        qe = new QueueEvents(name, { connection: workerConnection(url), prefix });
+        const connection = workerConnection(url);
+        connection.on('error', () => undefined);
+        eventConnections.push(connection);
+        qe = new QueueEvents(name, { connection, prefix });
         qe.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue events error'));
         events.set(name, qe);
       }
@@ -60,6 +68,7 @@ export default fp(
 
     const api: Queues = {
       queue: (name) => queues.get(name)!,
+      events: eventsFor,
       async enqueueAndWait<N extends JobName, R>(
         name: N,
         data: JobData<N>,
@@ -88,7 +97,11 @@ export default fp(
         }
       },
       async close() {
-        await Promise.all([...events.values()].map((e) => e.close()));
+        // Bounded: after a Redis restart a QueueEvents' close can wait forever on its old blocking connection.
+        await Promise.all(
+          [...events.values()].map((e) => withTimeout(e.close(), 2_000).catch(() => undefined)),
+        );
+        for (const connection of eventConnections) connection.disconnect();
         await Promise.all([...queues.values()].map((q) => q.close()));
         producer.disconnect();
       },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { pingDatabase, withTimeout } from '../../infra/mongo.js';
+import { pingDatabase } from '../../infra/mongo.js';
+import { withTimeout } from '../../infra/timeout.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 
