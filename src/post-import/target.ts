@@ -14,7 +14,7 @@ import { LedgerLocks } from './ledger-lock.js';
 export type AccountDoc = HydratedDocument<Account>;
 
 /** YYYY-MM-DD of a UTC instant. */
-export function isoDay(date: Date): string {
+function isoDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
+import { randomUUID } from 'node:crypto';
+import { processKey } from '../../src/models/account-import-process.js';
+import { ledgerIdFor, transactionIdFor } from '../../src/post-import/record-ids.js';
 import { defaultLedger, seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
 
 let env: PostImportEnv;
@@ -162,6 +165,39 @@ describe('POST /v1/data-import/transactions/create/', () => {
     // 10 payments of 1.11 and 10 charges of 0.37 on top of -15.00.
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1110 - 370, count: 20 });
     expect(await env.t.app.db.models.Note.countDocuments({ accountId, origin: 'system' })).toBe(1);
+  });
+
+  it('finishes the balance change of an import that crashed after inserting, exactly once, on the next import', async () => {
+    const { external, accountId } = await freshAccount();
+    const { Ledger, Transaction } = env.t.app.db.models;
+    const ledgerId = ledgerIdFor(accountId, 'ELECTRICITY');
+    // The state a crash leaves between the insert and the balance write: the journal lists three ids, two were inserted.
+    const batch = randomUUID();
+    const ids = ['K1', 'K2', 'K3'].map((id) => transactionIdFor(accountId, id));
+    await Ledger.updateOne({ _id: ledgerId }, { $set: { journal: { batch, transactionIds: ids } } });
+    const crashed = (id: string, signedMinor: number) => ({
+      _id: transactionIdFor(accountId, id), accountId, ledgerId, transactionId: id, transactionDate: '2025-06-10', type: 'PAYMENT',
+      amount: (signedMinor / 100).toFixed(2), signedMinor, origin: 'imported', data: '{}', batch,
+    });
+    await Transaction.insertMany([crashed('K1', 1000), crashed('K2', 234)]);
+
+    // The client's retry: K1 and K2 already exist, K3 is new.
+    const retry = await importTxns(external, [payment('K1', '2025-06-10', '10.00'), payment('K2', '2025-06-10', '2.34'), payment('K3', '2025-06-10', '0.01')]);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json().results.map((r: { status: string }) => r.status)).toEqual(['TRANSACTION_ALREADY_EXISTS', 'TRANSACTION_ALREADY_EXISTS', 'TRANSACTION_ADDED_TO_ACCOUNT']);
+    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1000 + 234 + 1, count: 3 });
+    expect((await Ledger.findById(ledgerId).lean())?.journal).toBeNull();
+    // Nothing is applied twice by later imports.
+    await importTxns(external, [payment('K1', '2025-06-10', '10.00')]);
+    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1000 + 234 + 1, count: 3 });
+  });
+
+  it('answers 404 for an account whose creation has not marked its process imported', async () => {
+    const { external } = await freshAccount();
+    await env.t.app.db.models.AccountImportProcess.updateOne({ _id: processKey(env.supplier, external) }, { $set: { krakenAccountNumber: null } });
+    const res = await importTxns(external, [payment('H1', '2025-06-10')]);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('account_not_found');
   });
 
   it('answers 400 with every validation error, 404 for unknown or staged-only accounts, 400 when the supplier is not Ongoing', async () => {
