@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import mercurius from 'mercurius';
+import { Types } from 'mongoose';
 import { hashApiKey } from '../../auth/api-keys.js';
 import { TokenError } from '../../auth/tokens.js';
 
@@ -66,8 +67,10 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
           fail('Refresh token has expired.', 'REFRESH_TOKEN_EXPIRED');
         fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
       }
-      const live = await app.db.models.ApiKey.exists({ _id: apiKeyId, revokedAt: null });
-      if (!live) fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
+      const key = Types.ObjectId.isValid(apiKeyId)
+        ? await app.db.models.ApiKey.findById(apiKeyId).lean()
+        : null;
+      if (!key || key.revokedAt) fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
     }
     const access = await app.tokens.issue('access', organisationId, apiKeyId);
     const refresh = await app.tokens.issue('refresh', organisationId, apiKeyId);
