@@ -160,17 +160,11 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
     return refuse('operations_team_name_does_not_exist');
   }
 
-  // A creation that was interrupted resumes from the payload its account was made from, even if re-staged since.
-  const existing = input.dryRun ? null : await models.Account.findById(accountIdFor(process._id)).lean();
-  const sourcePayload = existing?.sourcePayload ?? (await loadStagedPayload(models, process._id));
-  if (!sourcePayload) return refuse('import_process_does_not_exist');
-  const validated = validateAccount(
-    JSON.parse(sourcePayload),
-    creationValidationContext(deps.config, supplier.region, deps.clock()),
-  );
-  if (!validated.ok) return refuse('account_failed_validation');
-  const data = validated.data;
-  const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
+  const staged = await loadStagedPayload(models, process._id);
+  if (!staged) return refuse('import_process_does_not_exist');
+  const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
+  let validated = validateAccount(JSON.parse(staged), validationContext);
+  let sourcePayload = staged;
   const sendEmail = supplier.sendMigrationEmail === true;
 
   const recordContext = (accountId: Types.ObjectId): RecordContext => ({
@@ -180,6 +174,9 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   });
 
   if (input.dryRun) {
+    if (!validated.ok) return refuse('account_failed_validation');
+    const data = validated.data;
+    const raw = JSON.parse(staged) as Parameters<typeof buildTransactions>[1];
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of models
@@ -198,19 +195,32 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
     return refuse('dry_run_rolled_back');
   }
 
-  const account =
-    existing ??
-    (await insertAccount(models, {
-      _id: accountIdFor(process._id),
-      organisationId: process.organisationId,
-      importSupplier: process.importSupplier,
-      externalAccountNumber: process.externalAccountNumber,
-      processId: process._id,
-      operationsTeamId: new Types.ObjectId(input.operationsTeamId),
-      ...accountFields(data),
-      sourcePayload,
-      migrationEmailStatus: sendEmail ? 'pending' : null,
-    }));
+  // The account is inserted first and read back only when it exists already (an interrupted creation): on
+  // FerretDB's SQLite backend an `_id` lookup that finds nothing reads the whole accounts table, while the
+  // duplicate key of an existing one is cheap. A resumed creation continues from the payload its account
+  // was made from, even if the account was re-staged since.
+  const accountId = accountIdFor(process._id);
+  const account = validated.ok
+    ? await insertAccount(models, {
+        _id: accountId,
+        organisationId: process.organisationId,
+        importSupplier: process.importSupplier,
+        externalAccountNumber: process.externalAccountNumber,
+        processId: process._id,
+        operationsTeamId: new Types.ObjectId(input.operationsTeamId),
+        ...accountFields(validated.data),
+        sourcePayload: staged,
+        migrationEmailStatus: sendEmail ? 'pending' : null,
+      })
+    : await models.Account.findById(accountId).lean();
+  if (!account) return refuse('account_failed_validation');
+  if (account.sourcePayload && account.sourcePayload !== staged) {
+    sourcePayload = account.sourcePayload;
+    validated = validateAccount(JSON.parse(sourcePayload), validationContext);
+  }
+  if (!validated.ok) return refuse('account_failed_validation');
+  const data = validated.data;
+  const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
 
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx);
