@@ -14,7 +14,11 @@ afterAll(async () => t.close());
 
 /** Starts an entry point, collects its JSON log lines, resolves when `ready(line)` matches one. */
 function run(entry: string, env: NodeJS.ProcessEnv, ready: (line: Record<string, unknown>) => boolean) {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: Array<Record<string, unknown>> = [];
   const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const started = new Promise<void>((resolveStarted, reject) => {
@@ -37,8 +41,10 @@ function run(entry: string, env: NodeJS.ProcessEnv, ready: (line: Record<string,
 describe('process entry points', () => {
   it('web listens on PORT, logs JSON, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
-    const web = run('src/api/server.ts', childEnv(t.config, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }), (l) =>
-      String(l.msg).startsWith('Server listening'),
+    const web = run(
+      'src/api/server.ts',
+      childEnv(t.config, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }),
+      (l) => String(l.msg).startsWith('Server listening'),
     );
     await web.started;
     const res = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -50,7 +56,11 @@ describe('process entry points', () => {
   });
 
   it('worker starts every queue and exits 0 on SIGTERM', async () => {
-    const worker = run('src/workers/index.ts', childEnv(t.config, { LOG_LEVEL: 'info' }), (l) => l.msg === 'workers started');
+    const worker = run(
+      'src/workers/index.ts',
+      childEnv(t.config, { LOG_LEVEL: 'info' }),
+      (l) => l.msg === 'workers started',
+    );
     await worker.started;
     const started = worker.lines.find((l) => l.msg === 'workers started');
     expect(started?.queues).toEqual(['account-creation', 'payment-verification', 'migration-email']);

@@ -3,15 +3,12 @@ import { generateApiKey, hashApiKey } from '../auth/api-keys.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 /** An operator mistake (duplicate, unknown name, bad value): the CLI prints its message and exits non-zero. */
 export class OperatorError extends Error {}
 
 const SUPPLIER_CODE = /^[A-Z0-9_]{1,32}$/;
-
-function isDuplicate(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 export type SupplierOptions = {
   status?: string;
@@ -39,7 +36,7 @@ export class Operations {
         api_key_prefix: key.prefix,
       };
     } catch (err) {
-      if (isDuplicate(err)) throw new OperatorError(`organisation "${name}" already exists`);
+      if (isDuplicateKey(err)) throw new OperatorError(`organisation "${name}" already exists`);
       throw err;
     }
   }
@@ -99,7 +96,7 @@ export class Operations {
       });
       return this.describeSupplier(doc, org.name);
     } catch (err) {
-      if (isDuplicate(err)) throw new OperatorError(`supplier "${code}" already exists`);
+      if (isDuplicateKey(err)) throw new OperatorError(`supplier "${code}" already exists`);
       throw err;
     }
   }
@@ -128,7 +125,7 @@ export class Operations {
       const team = await this.models.OperationsTeam.create({ name });
       return { team: { id: team.id as string, name: team.name } };
     } catch (err) {
-      if (isDuplicate(err)) throw new OperatorError(`team "${name}" already exists`);
+      if (isDuplicateKey(err)) throw new OperatorError(`team "${name}" already exists`);
       throw err;
     }
   }

@@ -13,7 +13,10 @@ export type ServerDeps = { clock?: Clock; logStream?: DestinationStream };
 
 export async function createApiServer(config: Config, deps: ServerDeps = {}): Promise<FastifyInstance> {
   const server = Fastify({
-    logger: { ...loggerOptions(config.LOG_LEVEL, 'web'), ...(deps.logStream ? { stream: deps.logStream } : {}) },
+    logger: {
+      ...loggerOptions(config.LOG_LEVEL, 'web'),
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
     bodyLimit: config.BODY_LIMIT_BYTES,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Accept a caller's X-Request-Id when it is sane, so a migration script can correlate its own logs.

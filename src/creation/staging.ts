@@ -3,6 +3,7 @@ import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { stagedPayloadModel } from '../models/staged-payload.js';
 import { retryTransient } from './transient.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }
@@ -17,10 +18,6 @@ type StageInput = {
   payload: string;
   now: Date;
 };
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 /** The staged payload of a process (serialized JSON), or null when nothing is staged. */
 export async function loadStagedPayload(models: Models, key: string): Promise<string | null> {

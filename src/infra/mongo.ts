@@ -22,3 +22,8 @@ export async function pingDatabase(conn: Connection, timeoutMs: number): Promise
   if (!db) throw new Error('database not connected');
   await withTimeout(db.admin().ping(), timeoutMs);
 }
+
+/** A duplicate-key error (E11000): a unique index refused the write, i.e. the record is already there. */
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}

@@ -26,7 +26,13 @@ export const ledgerSchema = new Schema(
      * holder of the ledger lock from the transactions that carry `batch`.
      */
     journal: {
-      type: new Schema({ batch: { type: String, required: true }, transactionIds: { type: [Schema.Types.ObjectId], default: [] } }, { _id: false }),
+      type: new Schema(
+        {
+          batch: { type: String, required: true },
+          transactionIds: { type: [Schema.Types.ObjectId], default: [] },
+        },
+        { _id: false },
+      ),
       default: null,
     },
   },
@@ -47,7 +53,10 @@ export const accountLedgersSchema = new Schema(
 
 /** The model on a connection, registered on first use (it has no index beyond `_id`). */
 export function accountLedgersModel(conn: Connection) {
-  return (conn.models.AccountLedgers as ReturnType<typeof registerAccountLedgers> | undefined) ?? registerAccountLedgers(conn);
+  return (
+    (conn.models.AccountLedgers as ReturnType<typeof registerAccountLedgers> | undefined) ??
+    registerAccountLedgers(conn)
+  );
 }
 
 function registerAccountLedgers(conn: Connection) {

@@ -33,6 +33,8 @@ export function noteDedupKey(
   documentLocations: readonly string[],
   createdAt: string | null,
 ): { contentHash: string; dedupKey: string } {
-  const contentHash = createHash('sha256').update(JSON.stringify([body, documentLocations])).digest('hex');
+  const contentHash = createHash('sha256')
+    .update(JSON.stringify([body, documentLocations]))
+    .digest('hex');
   return { contentHash, dedupKey: `${contentHash}|${createdAt ?? '*'}` };
 }

@@ -21,11 +21,21 @@ function locate(data: BillingDocumentsImport, rawBody: Raw): Located[] {
   const located: Located[] = [];
   data.historical_billing_documents.forEach((doc, i) =>
     doc.transactions.forEach((t, j) =>
-      located.push({ t, raw: rawDocs[i]?.transactions?.[j] ?? {}, attr: `historical_billing_documents.${i}.transactions.${j}.transaction_id`, identifier: doc.billing_document_identifier }),
+      located.push({
+        t,
+        raw: rawDocs[i]?.transactions?.[j] ?? {},
+        attr: `historical_billing_documents.${i}.transactions.${j}.transaction_id`,
+        identifier: doc.billing_document_identifier,
+      }),
     ),
   );
   (data.additional_historical_transactions ?? []).forEach((t, i) =>
-    located.push({ t, raw: rawExtra[i] ?? {}, attr: `additional_historical_transactions.${i}.transaction_id`, identifier: null }),
+    located.push({
+      t,
+      raw: rawExtra[i] ?? {},
+      attr: `additional_historical_transactions.${i}.transaction_id`,
+      identifier: null,
+    }),
   );
   return located;
 }
@@ -48,26 +58,43 @@ export async function importBillingDocuments(
 ): Promise<void> {
   const key = createHash('sha256').update(JSON.stringify(data)).digest('hex');
   const resuming = ledger.billingImportKey === key && !ledger.billingImportCompletedAt;
-  if (ledger.hasFinalizedBillingDocument && !resuming) throw new ApiError('ledger_has_finalized_billing_document');
+  if (ledger.hasFinalizedBillingDocument && !resuming)
+    throw new ApiError('ledger_has_finalized_billing_document');
 
   const located = locate(data, rawBody);
   const found = await Promise.all(
-    located.map((l) => models.Transaction.findById(transactionIdFor(accountId, l.t.transaction_id), { transactionId: 1, ledgerId: 1, origin: 1 }).lean()),
+    located.map((l) =>
+      models.Transaction.findById(transactionIdFor(accountId, l.t.transaction_id), {
+        transactionId: 1,
+        ledgerId: 1,
+        origin: 1,
+      }).lean(),
+    ),
   );
   const clashes = found.filter((c) => c !== null);
-  const ours = (c: (typeof clashes)[number]) => resuming && c.ledgerId.equals(ledger._id) && HISTORICAL_ORIGINS.includes(c.origin);
+  const ours = (c: (typeof clashes)[number]) =>
+    resuming && c.ledgerId.equals(ledger._id) && HISTORICAL_ORIGINS.includes(c.origin);
   const clashing = new Set(clashes.filter((c) => !ours(c)).map((c) => c.transactionId));
   if (clashing.size > 0) {
     const errors: FieldError[] = located
       .filter((l) => clashing.has(l.t.transaction_id))
-      .map((l) => ({ detail: `Transaction ${l.t.transaction_id} already exists on the account.`, code: 'transaction_already_exists', attr: l.attr }));
+      .map((l) => ({
+        detail: `Transaction ${l.t.transaction_id} already exists on the account.`,
+        code: 'transaction_already_exists',
+        attr: l.attr,
+      }));
     throw new ApiError('request_failed_validation', { errors });
   }
 
   await withLedger(models, locks, ledger._id, async (current) => {
     const ownUnfinished = current.billingImportKey === key && !current.billingImportCompletedAt;
-    if (current.hasFinalizedBillingDocument && !ownUnfinished) throw new ApiError('ledger_has_finalized_billing_document');
-    if (!ownUnfinished) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { hasFinalizedBillingDocument: true, billingImportKey: key } });
+    if (current.hasFinalizedBillingDocument && !ownUnfinished)
+      throw new ApiError('ledger_has_finalized_billing_document');
+    if (!ownUnfinished)
+      await models.Ledger.updateOne(
+        { _id: ledger._id },
+        { $set: { hasFinalizedBillingDocument: true, billingImportKey: key } },
+      );
   });
 
   await insertIgnoringDuplicates(
@@ -90,10 +117,13 @@ export async function importBillingDocuments(
     located.map((l) =>
       l.identifier === null
         ? transactionRecord(accountId, ledger._id, l.t, l.raw, 'additional_historical')
-        : transactionRecord(accountId, ledger._id, l.t, l.raw, 'billing_document', { billingDocumentId: billingDocumentIdFor(ledger._id, l.identifier) }),
+        : transactionRecord(accountId, ledger._id, l.t, l.raw, 'billing_document', {
+            billingDocumentId: billingDocumentIdFor(ledger._id, l.identifier),
+          }),
     ),
   );
   await withLedger(models, locks, ledger._id, async (current) => {
-    if (current.billingImportKey === key) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { billingImportCompletedAt: now } });
+    if (current.billingImportKey === key)
+      await models.Ledger.updateOne({ _id: ledger._id }, { $set: { billingImportCompletedAt: now } });
   });
 }

@@ -27,12 +27,21 @@ export async function withLedger<T>(
     if (ledger.journal) {
       const { batch, transactionIds } = ledger.journal;
       const found = await Promise.all(
-        transactionIds.map((id) => models.Transaction.findById(id, { signedMinor: 1, origin: 1, batch: 1 }).lean()),
+        transactionIds.map((id) =>
+          models.Transaction.findById(id, { signedMinor: 1, origin: 1, batch: 1 }).lean(),
+        ),
       );
-      const delta = found.reduce((sum, t) => (t && t.batch === batch && BALANCE_ORIGINS.includes(t.origin) ? sum + t.signedMinor : sum), 0);
+      const delta = found.reduce(
+        (sum, t) =>
+          t && t.batch === batch && BALANCE_ORIGINS.includes(t.origin) ? sum + t.signedMinor : sum,
+        0,
+      );
       ledger.balanceMinor += delta;
       ledger.journal = null;
-      await models.Ledger.updateOne({ _id: ledgerId }, { $set: { balanceMinor: ledger.balanceMinor, journal: null } });
+      await models.Ledger.updateOne(
+        { _id: ledgerId },
+        { $set: { balanceMinor: ledger.balanceMinor, journal: null } },
+      );
     }
     return fn(ledger);
   });
@@ -52,11 +61,23 @@ export async function insertMovingBalance(
 ): Promise<Set<number>> {
   if (records.length === 0) return new Set();
   const batch = randomUUID();
-  await models.Ledger.updateOne({ _id: ledger._id }, { $set: { journal: { batch, transactionIds: records.map((r) => r._id) } } });
-  const inserted = await insertIgnoringDuplicates(models.Transaction, records.map((r) => ({ ...r, batch })));
-  const delta = records.reduce((sum, r, i) => (inserted.has(i) && BALANCE_ORIGINS.includes(r.origin) ? sum + r.signedMinor : sum), 0);
+  await models.Ledger.updateOne(
+    { _id: ledger._id },
+    { $set: { journal: { batch, transactionIds: records.map((r) => r._id) } } },
+  );
+  const inserted = await insertIgnoringDuplicates(
+    models.Transaction,
+    records.map((r) => ({ ...r, batch })),
+  );
+  const delta = records.reduce(
+    (sum, r, i) => (inserted.has(i) && BALANCE_ORIGINS.includes(r.origin) ? sum + r.signedMinor : sum),
+    0,
+  );
   ledger.balanceMinor += delta;
   ledger.journal = null;
-  await models.Ledger.updateOne({ _id: ledger._id }, { $set: { balanceMinor: ledger.balanceMinor, journal: null } });
+  await models.Ledger.updateOne(
+    { _id: ledger._id },
+    { $set: { balanceMinor: ledger.balanceMinor, journal: null } },
+  );
   return inserted;
 }

@@ -23,7 +23,11 @@ export class LedgerLocks {
     private readonly prefix: string,
   ) {}
 
-  async with<T>(ledgerId: Types.ObjectId, fn: () => Promise<T>, { ttlMs = 15_000, waitMs = 10_000 }: LedgerLockOptions = {}): Promise<T> {
+  async with<T>(
+    ledgerId: Types.ObjectId,
+    fn: () => Promise<T>,
+    { ttlMs = 15_000, waitMs = 10_000 }: LedgerLockOptions = {},
+  ): Promise<T> {
     const key = `${this.prefix}:ledger-lock:${ledgerId.toHexString()}`;
     const token = randomUUID();
     const deadline = Date.now() + waitMs;
@@ -32,12 +36,19 @@ export class LedgerLocks {
         throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
       });
       if (taken === 'OK') break;
-      if (Date.now() > deadline) throw new ApiError('service_unavailable', { detail: 'The ledger is busy. Retry shortly.', headers: { 'retry-after': '1' } });
+      if (Date.now() > deadline)
+        throw new ApiError('service_unavailable', {
+          detail: 'The ledger is busy. Retry shortly.',
+          headers: { 'retry-after': '1' },
+        });
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
     }
-    const renew = setInterval(() => {
-      this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined);
-    }, Math.max(ttlMs / 3, 100));
+    const renew = setInterval(
+      () => {
+        this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined);
+      },
+      Math.max(ttlMs / 3, 100),
+    );
     try {
       return await fn();
     } finally {

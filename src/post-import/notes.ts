@@ -10,7 +10,11 @@ import { insertIgnoringDuplicates } from './target.js';
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
 
-export type NoteResult = { created_at: string; body?: string; status: typeof NOTE_CREATION_SUCCESS | typeof NOTE_ALREADY_EXISTS };
+export type NoteResult = {
+  created_at: string;
+  body?: string;
+  status: typeof NOTE_CREATION_SUCCESS | typeof NOTE_ALREADY_EXISTS;
+};
 
 /**
  * Imports notes. A note is new unless the account has one with the same content and, when `created_at` is
@@ -34,13 +38,20 @@ export async function importNotes(
   const undatedHashes = prepared.filter((p) => !p.note.created_at).map((p) => p.contentHash);
   const existingByContent = new Map<string, Date>();
   if (undatedHashes.length > 0) {
-    const found = await models.Note.find({ accountId, contentHash: { $in: undatedHashes } }, { contentHash: 1, noteCreatedAt: 1 })
+    const found = await models.Note.find(
+      { accountId, contentHash: { $in: undatedHashes } },
+      { contentHash: 1, noteCreatedAt: 1 },
+    )
       .sort({ noteCreatedAt: 1 })
       .lean();
-    for (const f of found) if (f.contentHash && !existingByContent.has(f.contentHash)) existingByContent.set(f.contentHash, f.noteCreatedAt);
+    for (const f of found)
+      if (f.contentHash && !existingByContent.has(f.contentHash))
+        existingByContent.set(f.contentHash, f.noteCreatedAt);
   }
 
-  const toInsert = prepared.map((p, index) => ({ p, index })).filter(({ p }) => p.note.created_at || !existingByContent.has(p.contentHash));
+  const toInsert = prepared
+    .map((p, index) => ({ p, index }))
+    .filter(({ p }) => p.note.created_at || !existingByContent.has(p.contentHash));
   const inserted = await insertIgnoringDuplicates(
     models.Note,
     toInsert.map(({ p }) => ({
@@ -59,16 +70,27 @@ export async function importNotes(
   const insertedIndexes = new Set(toInsert.filter((_, i) => inserted.has(i)).map(({ index }) => index));
 
   // Undated notes that lost a race report the creation time of the note that won.
-  const lostUndated = prepared.filter((p, i) => !insertedIndexes.has(i) && !p.note.created_at && !existingByContent.has(p.contentHash));
+  const lostUndated = prepared.filter(
+    (p, i) => !insertedIndexes.has(i) && !p.note.created_at && !existingByContent.has(p.contentHash),
+  );
   if (lostUndated.length > 0) {
-    const winners = await Promise.all(lostUndated.map((p) => models.Note.findById(noteIdFor(accountId, p.dedupKey), { contentHash: 1, noteCreatedAt: 1 }).lean()));
+    const winners = await Promise.all(
+      lostUndated.map((p) =>
+        models.Note.findById(noteIdFor(accountId, p.dedupKey), { contentHash: 1, noteCreatedAt: 1 }).lean(),
+      ),
+    );
     for (const w of winners) if (w?.contentHash) existingByContent.set(w.contentHash, w.noteCreatedAt);
   }
 
   return prepared.map((p, i) => {
     const created = insertedIndexes.has(i);
-    const at = created || p.note.created_at ? p.createdAt : (existingByContent.get(p.contentHash) ?? p.createdAt);
-    return { created_at: formatDateTime(at), body: p.note.body, status: created ? NOTE_CREATION_SUCCESS : NOTE_ALREADY_EXISTS };
+    const at =
+      created || p.note.created_at ? p.createdAt : (existingByContent.get(p.contentHash) ?? p.createdAt);
+    return {
+      created_at: formatDateTime(at),
+      body: p.note.body,
+      status: created ? NOTE_CREATION_SUCCESS : NOTE_ALREADY_EXISTS,
+    };
   });
 }
 
@@ -81,7 +103,9 @@ export async function addRedatingNote(
   transactionIds: readonly string[],
   now: Date,
 ): Promise<void> {
-  const digest = createHash('sha256').update(JSON.stringify([ledgerId.toHexString(), [...transactionIds].sort()])).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([ledgerId.toHexString(), [...transactionIds].sort()]))
+    .digest('hex');
   const dedupKey = `system:redated-transactions:${digest}`;
   await insertIgnoringDuplicates(models.Note, [
     {

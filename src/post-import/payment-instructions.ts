@@ -8,18 +8,31 @@ export type InstructionRequest = { vendor: string; reference: string; type: stri
 /** Expected outcomes of a verification, returned (not thrown) by the job so the waiting API can map them. */
 export type VerifyOutcome =
   | { ok: true; instructionId: string }
-  | { ok: false; code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable'; detail?: string };
+  | {
+      ok: false;
+      code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable';
+      detail?: string;
+    };
 
 export async function activeInstruction(models: Models, accountId: Types.ObjectId) {
   return models.PaymentInstruction.findOne({ activeSlot: accountId.toHexString() }).lean();
 }
 
-export function isSameInstruction(active: { vendor: string; reference: string; type: string }, wanted: InstructionRequest): boolean {
-  return active.vendor === wanted.vendor && active.reference === wanted.reference && active.type === wanted.type;
+export function isSameInstruction(
+  active: { vendor: string; reference: string; type: string },
+  wanted: InstructionRequest,
+): boolean {
+  return (
+    active.vendor === wanted.vendor && active.reference === wanted.reference && active.type === wanted.type
+  );
 }
 
 /** What an account's existing active instruction means for a request: nothing, the same one again, or a conflict. */
-export async function checkActive(models: Models, accountId: Types.ObjectId, wanted: InstructionRequest): Promise<VerifyOutcome | null> {
+export async function checkActive(
+  models: Models,
+  accountId: Types.ObjectId,
+  wanted: InstructionRequest,
+): Promise<VerifyOutcome | null> {
   const active = await activeInstruction(models, accountId);
   if (!active) return null;
   return isSameInstruction(active, wanted)
@@ -51,6 +64,11 @@ export async function recordInstruction(
     return { ok: true, instructionId: doc._id.toHexString() };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
-    return (await checkActive(models, accountId, wanted)) ?? { ok: false, code: 'account_has_active_payment_instruction' };
+    return (
+      (await checkActive(models, accountId, wanted)) ?? {
+        ok: false,
+        code: 'account_has_active_payment_instruction',
+      }
+    );
   }
 }

@@ -12,7 +12,11 @@ function alreadyExists(statements: readonly HistoricalStatement[], ids: Readonly
   const errors: FieldError[] = [];
   statements.forEach((s, i) => {
     if (ids.has(s.statement_id)) {
-      errors.push({ detail: `Statement ${s.statement_id} already exists on the account.`, code: 'historical_statement_already_exists', attr: `statements.${i}.statement_id` });
+      errors.push({
+        detail: `Statement ${s.statement_id} already exists on the account.`,
+        code: 'historical_statement_already_exists',
+        attr: `statements.${i}.statement_id`,
+      });
     }
   });
   return new ApiError('historical_statement_already_exists', { errors });
@@ -33,8 +37,11 @@ export async function importStatements(
   resolvePath: (path: string) => string,
 ): Promise<void> {
   const ids = statements.map((s) => s.statement_id);
-  const found = await Promise.all(ids.map((id) => models.Statement.findById(statementIdFor(accountId, id), { _id: 1 }).lean()));
-  if (found.some((f) => f !== null)) throw alreadyExists(statements, new Set(ids.filter((_, i) => found[i] !== null)));
+  const found = await Promise.all(
+    ids.map((id) => models.Statement.findById(statementIdFor(accountId, id), { _id: 1 }).lean()),
+  );
+  if (found.some((f) => f !== null))
+    throw alreadyExists(statements, new Set(ids.filter((_, i) => found[i] !== null)));
 
   const docs = statements.map((s) => ({
     _id: statementIdFor(accountId, s.statement_id),
@@ -50,15 +57,22 @@ export async function importStatements(
   }));
   const inserted = await insertIgnoringDuplicates(models.Statement, docs);
 
-  const latest = statements.filter((_, i) => inserted.has(i)).reduce<string | null>((max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max), null);
+  const latest = statements
+    .filter((_, i) => inserted.has(i))
+    .reduce<string | null>(
+      (max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max),
+      null,
+    );
   if (latest !== null) {
     const start = nextDay(latest);
     for (const code of await accountLedgerCodes(models, accountId)) {
       await withLedger(models, locks, ledgerIdFor(accountId, code), async (ledger) => {
-        if ((ledger.openPeriodStart ?? '') < start) await models.Ledger.updateOne({ _id: ledger._id }, { $set: { openPeriodStart: start } });
+        if ((ledger.openPeriodStart ?? '') < start)
+          await models.Ledger.updateOne({ _id: ledger._id }, { $set: { openPeriodStart: start } });
       });
     }
   }
 
-  if (inserted.size < docs.length) throw alreadyExists(statements, new Set(ids.filter((_, i) => !inserted.has(i))));
+  if (inserted.size < docs.length)
+    throw alreadyExists(statements, new Set(ids.filter((_, i) => !inserted.has(i))));
 }

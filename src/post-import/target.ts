@@ -8,6 +8,9 @@ import { accountIdFor } from '../creation/create-account.js';
 import type { ValidationContext, ValidationResult } from '../domain/validation/index.js';
 import type { Account } from '../models/account.js';
 import { processKey } from '../models/account-import-process.js';
+import { isDuplicateKey } from '../infra/mongo.js';
+
+export { isDuplicateKey };
 import type { Models } from '../models/index.js';
 import { LedgerLocks } from './ledger-lock.js';
 
@@ -37,7 +40,10 @@ export async function resolveImport<T extends { import_supplier: string; externa
   const body = request.body as Record<string, unknown> | null | undefined;
   const code = body && typeof body === 'object' ? body.import_supplier : undefined;
   // Without a supplier code the validator reports the missing field; with one, the supplier must be usable.
-  const supplier = typeof code === 'string' && code.trim() !== '' ? await request.tenant.getOngoingSupplier(code.trim()) : null;
+  const supplier =
+    typeof code === 'string' && code.trim() !== ''
+      ? await request.tenant.getOngoingSupplier(code.trim())
+      : null;
   const result = validate(body, validationContext(app, supplier));
   if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
   if (!supplier) throw new ApiError('import_supplier_not_found');
@@ -55,15 +61,28 @@ export function ledgerLocks(app: FastifyInstance): LedgerLocks {
  * marking the process imported) is 404 `account_not_found`. Both reads are by `_id`: the process's is its
  * natural key, the account's is derived from it.
  */
-export async function findAccount(models: Models, supplierCode: string, externalAccountNumber: string): Promise<AccountDoc> {
-  const process = await models.AccountImportProcess.findById(processKey(supplierCode, externalAccountNumber), { krakenAccountNumber: 1 }).lean();
-  const account = process?.krakenAccountNumber ? await models.Account.findById(accountIdFor(process._id)) : null;
+export async function findAccount(
+  models: Models,
+  supplierCode: string,
+  externalAccountNumber: string,
+): Promise<AccountDoc> {
+  const process = await models.AccountImportProcess.findById(
+    processKey(supplierCode, externalAccountNumber),
+    { krakenAccountNumber: 1 },
+  ).lean();
+  const account = process?.krakenAccountNumber
+    ? await models.Account.findById(accountIdFor(process._id))
+    : null;
   if (!account) throw new ApiError('account_not_found');
   return account;
 }
 
 /** Where a document lives in object storage: bucket, then the supplier's root, then the payload path. */
-export function documentLocation(supplier: Pick<SupplierDoc, 'documentBucket' | 'documentRoot'>, defaultBucket: string, path: string): string {
+export function documentLocation(
+  supplier: Pick<SupplierDoc, 'documentBucket' | 'documentRoot'>,
+  defaultBucket: string,
+  path: string,
+): string {
   const bucket = supplier.documentBucket ?? defaultBucket;
   const root = (supplier.documentRoot ?? '').replace(/^\/+|\/+$/g, '');
   return [bucket, root, path].filter((part) => part !== '').join('/');
@@ -76,11 +95,10 @@ export function toMinor(amount: string | Decimal): number {
   return cents.toNumber();
 }
 
-export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
-
-type BulkError = { code?: number; writeErrors?: { code?: number; index?: number; err?: { index?: number; code?: number } }[] };
+type BulkError = {
+  code?: number;
+  writeErrors?: { code?: number; index?: number; err?: { index?: number; code?: number } }[];
+};
 
 /**
  * Inserts documents ignoring duplicate-key errors (another request or an earlier attempt already wrote them).

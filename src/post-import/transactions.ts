@@ -22,7 +22,11 @@ export type TransactionResult = {
   status: typeof TRANSACTION_ADDED_TO_ACCOUNT | typeof TRANSACTION_ALREADY_EXISTS;
   transaction_data: RawTransaction;
 };
-export type TransactionImportError = { status: typeof TRANSACTION_IMPORT_ERROR; error_detail: string; transaction_data: RawTransaction };
+export type TransactionImportError = {
+  status: typeof TRANSACTION_IMPORT_ERROR;
+  error_detail: string;
+  transaction_data: RawTransaction;
+};
 
 /**
  * An account's ledger codes in payload order. Read by `_id` from `account_ledgers`; the first request for an
@@ -33,19 +37,34 @@ export async function accountLedgerCodes(models: Models, accountId: Types.Object
   const AccountLedgers = accountLedgersModel(models.Ledger.db);
   const known = await AccountLedgers.findById(accountId).lean();
   if (known) return known.codes;
-  const ledgers = await models.Ledger.find({ accountId }, { ledgerCode: 1, position: 1 }).sort({ position: 1 }).lean();
+  const ledgers = await models.Ledger.find({ accountId }, { ledgerCode: 1, position: 1 })
+    .sort({ position: 1 })
+    .lean();
   const codes = ledgers.map((l) => l.ledgerCode);
   await insertIgnoringDuplicates(AccountLedgers, [{ _id: accountId, codes }]);
   return codes;
 }
 
 /** The ledger named in the body, else the account's first ledger (by position in the account payload). */
-export async function findLedger(models: Models, accountId: Types.ObjectId, ledgerCode: string | undefined): Promise<LedgerDoc> {
+export async function findLedger(
+  models: Models,
+  accountId: Types.ObjectId,
+  ledgerCode: string | undefined,
+): Promise<LedgerDoc> {
   const code = ledgerCode ?? (await accountLedgerCodes(models, accountId))[0];
-  const ledger = code === undefined ? null : await models.Ledger.findById(ledgerIdFor(accountId, code)).lean<LedgerDoc>();
+  const ledger =
+    code === undefined ? null : await models.Ledger.findById(ledgerIdFor(accountId, code)).lean<LedgerDoc>();
   if (!ledger) {
     throw new ApiError('ledger_not_found', {
-      errors: ledgerCode ? [{ detail: `The account has no ledger ${ledgerCode}.`, code: 'ledger_not_found', attr: 'ledger_code' }] : [],
+      errors: ledgerCode
+        ? [
+            {
+              detail: `The account has no ledger ${ledgerCode}.`,
+              code: 'ledger_not_found',
+              attr: 'ledger_code',
+            },
+          ]
+        : [],
     });
   }
   return ledger;
@@ -58,7 +77,12 @@ export function transactionRecord(
   t: Transaction,
   raw: RawTransaction,
   origin: (typeof transactionOrigins)[number],
-  extra: { transactionDate?: string; originalTransactionDate?: string | null; note?: string | null; billingDocumentId?: Types.ObjectId } = {},
+  extra: {
+    transactionDate?: string;
+    originalTransactionDate?: string | null;
+    note?: string | null;
+    billingDocumentId?: Types.ObjectId;
+  } = {},
 ) {
   return {
     _id: transactionIdFor(accountId, t.transaction_id),
@@ -78,7 +102,12 @@ export function transactionRecord(
 }
 
 type Options = { checkPreviouslyAdded: boolean; forceAddToCurrentStatement: boolean };
-type Planned = { index: number; record: ReturnType<typeof transactionRecord>; echo: RawTransaction; redated: boolean };
+type Planned = {
+  index: number;
+  record: ReturnType<typeof transactionRecord>;
+  echo: RawTransaction;
+  redated: boolean;
+};
 export type TransactionPlan =
   | { ok: true; results: (TransactionResult | null)[]; toWrite: Planned[] }
   | { ok: false; error: TransactionImportError };
@@ -96,31 +125,50 @@ export async function planTransactions(
   raws: readonly RawTransaction[],
   options: Options,
 ): Promise<TransactionPlan> {
-  const found = await Promise.all(transactions.map((t) => models.Transaction.findById(transactionIdFor(accountId, t.transaction_id), { _id: 1 }).lean()));
+  const found = await Promise.all(
+    transactions.map((t) =>
+      models.Transaction.findById(transactionIdFor(accountId, t.transaction_id), { _id: 1 }).lean(),
+    ),
+  );
   const existing = new Set(transactions.filter((_, i) => found[i]).map((t) => t.transaction_id));
   const openStart = ledger.openPeriodStart ?? null;
   const results: (TransactionResult | null)[] = [];
   const toWrite: Planned[] = [];
   for (const [index, t] of transactions.entries()) {
     const raw = raws[index] ?? {};
-    const fail = (detail: string): TransactionPlan => ({ ok: false, error: { status: TRANSACTION_IMPORT_ERROR, error_detail: detail, transaction_data: raw } });
+    const fail = (detail: string): TransactionPlan => ({
+      ok: false,
+      error: { status: TRANSACTION_IMPORT_ERROR, error_detail: detail, transaction_data: raw },
+    });
     if (existing.has(t.transaction_id)) {
-      if (!options.checkPreviouslyAdded) return fail(`Transaction ${t.transaction_id} already exists on the account.`);
+      if (!options.checkPreviouslyAdded)
+        return fail(`Transaction ${t.transaction_id} already exists on the account.`);
       results.push({ status: TRANSACTION_ALREADY_EXISTS, transaction_data: raw });
       continue;
     }
     results.push(null);
     if (openStart !== null && t.transaction_date < openStart) {
       if (!options.forceAddToCurrentStatement) {
-        return fail(`Transaction ${t.transaction_id} is dated ${t.transaction_date}, before the open statement period of ledger ${ledger.ledgerCode}, which starts on ${openStart}.`);
+        return fail(
+          `Transaction ${t.transaction_id} is dated ${t.transaction_date}, before the open statement period of ledger ${ledger.ledgerCode}, which starts on ${openStart}.`,
+        );
       }
       const explanation = `Originally dated ${t.transaction_date}; re-dated to ${openStart}, the first day of the open statement period, on import.`;
       const note = t.note ? `${t.note} (${explanation})` : explanation;
-      const record = transactionRecord(accountId, ledger._id, t, raw, 'imported', { transactionDate: openStart, originalTransactionDate: t.transaction_date, note });
+      const record = transactionRecord(accountId, ledger._id, t, raw, 'imported', {
+        transactionDate: openStart,
+        originalTransactionDate: t.transaction_date,
+        note,
+      });
       toWrite.push({ index, record, echo: { ...raw, transaction_date: openStart, note }, redated: true });
       continue;
     }
-    toWrite.push({ index, record: transactionRecord(accountId, ledger._id, t, raw, 'imported'), echo: raw, redated: false });
+    toWrite.push({
+      index,
+      record: transactionRecord(accountId, ledger._id, t, raw, 'imported'),
+      echo: raw,
+      redated: false,
+    });
   }
   return { ok: true, results, toWrite };
 }
@@ -150,13 +198,18 @@ export async function importTransactions(
     const redated = plan.toWrite.filter((p) => p.redated);
     if (redated.length > 0) {
       const ids = redated.map((p) => p.record.transactionId);
-      const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more` : ids.join(', ');
+      const shown =
+        ids.length > 20 ? `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more` : ids.join(', ');
       const body =
         `${ids.length} imported transaction(s) on ledger ${ledger.ledgerCode} were dated before its open statement period and ` +
         `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
       await addRedatingNote(models, accountId, ledger._id, body, ids, now);
     }
-    const inserted = await insertMovingBalance(models, ledger, plan.toWrite.map((p) => p.record));
+    const inserted = await insertMovingBalance(
+      models,
+      ledger,
+      plan.toWrite.map((p) => p.record),
+    );
     const results = [...plan.results];
     plan.toWrite.forEach((p, i) => {
       results[p.index] = inserted.has(i)
@@ -170,6 +223,7 @@ export async function importTransactions(
 /** What a dry run reports: the statuses the import would give, with nothing written. */
 export function dryRunResults(plan: Extract<TransactionPlan, { ok: true }>): TransactionResult[] {
   const results = [...plan.results];
-  for (const p of plan.toWrite) results[p.index] = { status: TRANSACTION_ADDED_TO_ACCOUNT, transaction_data: p.echo };
+  for (const p of plan.toWrite)
+    results[p.index] = { status: TRANSACTION_ADDED_TO_ACCOUNT, transaction_data: p.echo };
   return results as TransactionResult[];
 }

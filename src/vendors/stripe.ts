@@ -34,25 +34,32 @@ export class StripeVendor implements PaymentVendor {
   }
 
   private card(pm: Stripe.PaymentMethod): VendorVerdict {
-    if (pm.type !== 'card' || !pm.card) return { kind: 'not_found', reason: `payment method is of type ${pm.type}, not card` };
+    if (pm.type !== 'card' || !pm.card)
+      return { kind: 'not_found', reason: `payment method is of type ${pm.type}, not card` };
     const { brand, last4, exp_month: month, exp_year: year } = pm.card;
     const now = this.options.now();
-    const expired = year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1);
+    const expired =
+      year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1);
     if (expired) return { kind: 'not_found', reason: 'the card has expired' };
     return { kind: 'found', details: { brand, last4, exp_month: month, exp_year: year } };
   }
 
   private mandate(m: Stripe.Mandate): VendorVerdict {
     if (m.status !== 'active') return { kind: 'not_found', reason: `the mandate is ${m.status}` };
-    return { kind: 'found', details: { status: m.status, payment_method_type: m.payment_method_details?.type ?? null } };
+    return {
+      kind: 'found',
+      details: { status: m.status, payment_method_type: m.payment_method_details?.type ?? null },
+    };
   }
 }
 
 function classify(err: unknown): VendorVerdict {
   const e = err as { type?: string; statusCode?: number; code?: string; message?: string };
   const reason = `${e.type ?? 'Error'}${e.statusCode ? ` ${e.statusCode}` : ''}: ${e.code ?? e.message ?? 'unknown'}`;
-  if (e.type === 'StripeInvalidRequestError' && (e.statusCode === 404 || e.statusCode === 400)) return { kind: 'not_found', reason };
-  if (e.type === 'StripeAuthenticationError' || e.type === 'StripePermissionError') return { kind: 'unavailable', reason };
+  if (e.type === 'StripeInvalidRequestError' && (e.statusCode === 404 || e.statusCode === 400))
+    return { kind: 'not_found', reason };
+  if (e.type === 'StripeAuthenticationError' || e.type === 'StripePermissionError')
+    return { kind: 'unavailable', reason };
   // Timeouts and connection errors, 429 and 5xx: worth another try.
   return { kind: 'transient', reason };
 }

@@ -7,8 +7,7 @@ import { startWorkers, type RunningWorkers } from './runtime.js';
 /** The `worker` process: every queue's worker. The only file that starts workers outside tests. */
 const config = loadConfig();
 const log = pino(loggerOptions(config.LOG_LEVEL, 'worker'));
-let db: Database | undefined;
-let running: RunningWorkers | undefined;
+const started: { db?: Database; running?: RunningWorkers } = {};
 
 // Registered before anything starts, so a SIGTERM at any moment gets a clean shutdown.
 let closing = false;
@@ -17,17 +16,19 @@ async function shutdown(signal: string): Promise<void> {
   closing = true;
   log.info({ signal }, 'closing workers');
   const force = setTimeout(() => process.exit(1), 30_000);
-  await running?.close();
-  await db?.close();
+  await started.running?.close();
+  await started.db?.close();
   clearTimeout(force);
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-db = await openDatabase(config.MONGO_URL);
+const db = await openDatabase(config.MONGO_URL);
+started.db = db;
 if (!closing) {
-  running = startWorkers({ config, db, log });
+  const running = startWorkers({ config, db, log });
+  started.running = running;
   log.info(
     { queues: running.workers.map((w) => w.name), concurrency: config.WORKER_CONCURRENCY },
     'workers started',

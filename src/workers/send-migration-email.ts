@@ -3,14 +3,11 @@ import { accountHolderEmail } from '../creation/records.js';
 import { migrationEmail, sendMail } from '../creation/email.js';
 import type { JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 export type EmailOutcome =
   | { ok: true; status: 'sent' | 'skipped' | 'uncertain' | 'not_wanted'; reason?: string }
   | { ok: false; code: 'account_not_found' };
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 /**
  * Sends the migration e-mail at most once per account. Inserting the account's EmailDelivery document is

@@ -36,14 +36,23 @@ export function verificationDeadline(enqueuedAt: number, waitMs: number): number
  * `vendor_unavailable`. A call already under way when the wait runs out is allowed to finish (up to the
  * vendor timeout), so a slow vendor's late "exists" is still recorded and the client's retry finds it.
  */
-export async function verifyPaymentInstructionJob(data: JobData<'verify-payment-instruction'>, job: Job, ctx: WorkerContext): Promise<VerifyOutcome> {
+export async function verifyPaymentInstructionJob(
+  data: JobData<'verify-payment-instruction'>,
+  job: Job,
+  ctx: WorkerContext,
+): Promise<VerifyOutcome> {
   const accountId = new Types.ObjectId(data.accountId);
   const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
   const existing = await checkActive(ctx.db.models, accountId, wanted);
   if (existing) return existing;
 
   const vendor = vendorsFor(ctx).get(data.vendor);
-  if (!vendor) return { ok: false, code: 'vendor_instruction_not_found', detail: `Unknown payment vendor ${data.vendor}.` };
+  if (!vendor)
+    return {
+      ok: false,
+      code: 'vendor_instruction_not_found',
+      detail: `Unknown payment vendor ${data.vendor}.`,
+    };
 
   const deadline = verificationDeadline(job.timestamp, ctx.config.PAYMENT_VERIFICATION_WAIT_MS);
   for (let attempt = 0; ; attempt++) {
@@ -53,14 +62,20 @@ export async function verifyPaymentInstructionJob(data: JobData<'verify-payment-
         ctx.log.info({ vendor: vendor.name, attempts: attempt + 1 }, 'payment instruction verified');
         return recordInstruction(ctx.db.models, accountId, wanted, verdict.details);
       case 'not_found':
-        ctx.log.info({ vendor: vendor.name, reason: verdict.reason }, 'payment instruction refused by vendor');
+        ctx.log.info(
+          { vendor: vendor.name, reason: verdict.reason },
+          'payment instruction refused by vendor',
+        );
         return { ok: false, code: 'vendor_instruction_not_found' };
       case 'unavailable':
         ctx.log.error({ vendor: vendor.name, reason: verdict.reason }, 'payment vendor unusable');
         return { ok: false, code: 'vendor_unavailable' };
       case 'transient': {
         const delay = backoff(attempt);
-        ctx.log.warn({ vendor: vendor.name, attempt: attempt + 1, reason: verdict.reason }, 'transient payment vendor failure');
+        ctx.log.warn(
+          { vendor: vendor.name, attempt: attempt + 1, reason: verdict.reason },
+          'transient payment vendor failure',
+        );
         if (Date.now() + delay >= deadline) return { ok: false, code: 'vendor_unavailable' };
         await new Promise((resolve) => setTimeout(resolve, delay));
       }

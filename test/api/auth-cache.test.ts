@@ -18,19 +18,25 @@ async function pollStatus(fn: () => Promise<number>, want: number, timeoutMs: nu
 }
 
 describe('with the liveness cache on', () => {
-  it('stops a revoked key\'s tokens within the cache TTL, and a paused supplier is refused within it', async () => {
+  it("stops a revoked key's tokens within the cache TTL, and a paused supplier is refused within it", async () => {
     const tenant = await createTenant(t, 'Cache Org', 'CACHE');
     const key = await t.ops.createApiKey('Cache Org');
     const token = (await graphqlToken(t.app, { APIKey: key.api_key })).body.data!.obtainKrakenToken.token;
     const list = () =>
       t.app
-        .inject({ url: '/v1/data-import/all-account-import-processes/CACHE/', headers: { authorization: `Token ${token}` } })
+        .inject({
+          url: '/v1/data-import/all-account-import-processes/CACHE/',
+          headers: { authorization: `Token ${token}` },
+        })
         .then((r) => r.statusCode);
     expect(await list()).toBe(200);
     await t.ops.revokeApiKey(key.prefix);
     expect(await pollStatus(list, 401, 2_000)).toBe(401);
     // The organisation's other key is unaffected.
-    const other = await t.app.inject({ url: '/v1/data-import/all-account-import-processes/CACHE/', headers: tenant.headers });
+    const other = await t.app.inject({
+      url: '/v1/data-import/all-account-import-processes/CACHE/',
+      headers: tenant.headers,
+    });
     expect(other.statusCode).toBe(200);
   });
 });

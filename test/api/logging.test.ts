@@ -28,7 +28,11 @@ describe('logs and 5xx bodies', () => {
   it('answers an unexpected failure with a bare 500 body carrying the request id, logged with the same id', async () => {
     const res = await t.app.inject({ url: '/boom', headers: { 'x-request-id': 'req-500-check' } });
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ detail: 'Internal error', code: 'internal_error', request_id: 'req-500-check' });
+    expect(res.json()).toEqual({
+      detail: 'Internal error',
+      code: 'internal_error',
+      request_id: 'req-500-check',
+    });
     expect(res.body).not.toContain('hunter2');
     const logged = lines.filter((l) => l.request_id === 'req-500-check');
     expect(logged.some((l) => l.level === 'error')).toBe(true);
@@ -37,7 +41,10 @@ describe('logs and 5xx bodies', () => {
   it('logs JSON lines with the request id and never the API key, token or Authorization header', async () => {
     const tenant = await createTenant(t, 'Log Org', 'LOGS');
     await graphqlToken(t.app, { APIKey: tenant.apiKey });
-    await t.app.inject({ url: '/v1/data-import/all-account-import-processes/LOGS/', headers: { ...tenant.headers, 'x-request-id': 'req-log-1' } });
+    await t.app.inject({
+      url: '/v1/data-import/all-account-import-processes/LOGS/',
+      headers: { ...tenant.headers, 'x-request-id': 'req-log-1' },
+    });
     const all = JSON.stringify(lines);
     expect(lines.filter((l) => l.request_id === 'req-log-1').length).toBeGreaterThan(0);
     expect(all).not.toContain(tenant.apiKey);

@@ -36,7 +36,11 @@ describe('/readyz', () => {
     expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
 
     redis = await startRedisServer(redis.port);
-    const back = await until(() => t.app.inject({ url: '/readyz' }), (r) => r.statusCode === 200, 15_000);
+    const back = await until(
+      () => t.app.inject({ url: '/readyz' }),
+      (r) => r.statusCode === 200,
+      15_000,
+    );
     expect(back.statusCode).toBe(200);
     expect(back.json().checks).toEqual({ database: 'ok', redis: 'ok' });
   });

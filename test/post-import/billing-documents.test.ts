@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultLedger, seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
+import {
+  defaultLedger,
+  seedAccount,
+  seedStagedOnly,
+  setSupplierStatus,
+  startPostImportEnv,
+  type PostImportEnv,
+} from './fixtures.js';
 
 let env: PostImportEnv;
 beforeAll(async () => {
@@ -11,7 +18,10 @@ afterAll(async () => env.close());
 let seq = 0;
 async function freshAccount() {
   const external = `EXT-BD-${++seq}`;
-  const { account } = await seedAccount(env, external, [defaultLedger(), defaultLedger({ code: 'GAS', lastStatementBalanceMinor: 0 })]);
+  const { account } = await seedAccount(env, external, [
+    defaultLedger(),
+    defaultLedger({ code: 'GAS', lastStatementBalanceMinor: 0 }),
+  ]);
   return { external, accountId: account._id };
 }
 
@@ -21,18 +31,40 @@ const periodDoc = (id: string, txnId: string) => ({
   issued_date: '2024-12-05',
   bill_period_from_date: '2024-11-01',
   bill_period_to_date: '2024-11-30',
-  transactions: [{ transaction_id: txnId, transaction_date: '2024-12-05', amount: 48.2, type: 'CHARGE', reason: 'IMPORTED_CHARGE' }],
+  transactions: [
+    {
+      transaction_id: txnId,
+      transaction_date: '2024-12-05',
+      amount: 48.2,
+      type: 'CHARGE',
+      reason: 'IMPORTED_CHARGE',
+    },
+  ],
 });
 
-const request = (external: string, ledgerCode: string, suffix: string, overrides: Record<string, unknown> = {}) => ({
+const request = (
+  external: string,
+  ledgerCode: string,
+  suffix: string,
+  overrides: Record<string, unknown> = {},
+) => ({
   import_supplier: env.supplier,
   external_account_number: external,
   ledger_code: ledgerCode,
   ledger_number: 'L-0001',
   billing_document_type: 'PERIOD_BASED',
-  historical_billing_documents: [periodDoc(`FAC-${suffix}-1`, `HBD-${suffix}-1`), periodDoc(`FAC-${suffix}-2`, `HBD-${suffix}-2`)],
+  historical_billing_documents: [
+    periodDoc(`FAC-${suffix}-1`, `HBD-${suffix}-1`),
+    periodDoc(`FAC-${suffix}-2`, `HBD-${suffix}-2`),
+  ],
   additional_historical_transactions: [
-    { transaction_id: `HBD-${suffix}-X`, transaction_date: '2024-12-20', amount: '48.20', type: 'PAYMENT', payment_type: 'DD_REGULAR_COLLECTION' },
+    {
+      transaction_id: `HBD-${suffix}-X`,
+      transaction_date: '2024-12-20',
+      amount: '48.20',
+      type: 'PAYMENT',
+      payment_type: 'DD_REGULAR_COLLECTION',
+    },
   ],
   ...overrides,
 });
@@ -60,10 +92,20 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
     // Historical transactions are already inside the last statement balance.
     expect(ledger).toMatchObject({ hasFinalizedBillingDocument: true, balanceMinor: -1500 });
 
-    const second = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'E2'));
+    const second = await env.post(
+      'historical-billing-documents/create/',
+      request(external, 'ELECTRICITY', 'E2'),
+    );
     expect(second.statusCode).toBe(400);
-    expect(second.json()).toEqual({ detail: 'The ledger already has a finalized billing document.', code: 'ledger_has_finalized_billing_document', errors: [] });
-    const repeat = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'E'));
+    expect(second.json()).toEqual({
+      detail: 'The ledger already has a finalized billing document.',
+      code: 'ledger_has_finalized_billing_document',
+      errors: [],
+    });
+    const repeat = await env.post(
+      'historical-billing-documents/create/',
+      request(external, 'ELECTRICITY', 'E'),
+    );
     expect(repeat.json().code).toBe('ledger_has_finalized_billing_document');
     expect(await BillingDocument.countDocuments({ accountId })).toBe(2);
 
@@ -75,31 +117,58 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
   it('lets only one of 10 concurrent imports for a ledger through', async () => {
     const { external, accountId } = await freshAccount();
     const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', `C${i}`))),
+      Array.from({ length: 10 }, (_, i) =>
+        env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', `C${i}`)),
+      ),
     );
     expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
-    expect(responses.filter((r) => r.statusCode === 400).map((r) => r.json().code)).toEqual(Array(9).fill('ledger_has_finalized_billing_document'));
+    expect(responses.filter((r) => r.statusCode === 400).map((r) => r.json().code)).toEqual(
+      Array(9).fill('ledger_has_finalized_billing_document'),
+    );
     expect(await env.t.app.db.models.BillingDocument.countDocuments({ accountId })).toBe(2);
   });
 
   it('needs both period dates on PERIOD_BASED documents and none on ITEM_BASED ones', async () => {
     const { external, accountId } = await freshAccount();
     const { bill_period_to_date: _omit, ...noEnd } = periodDoc('P-1', 'P-T1');
-    const period = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'P', { historical_billing_documents: [noEnd] }));
+    const period = await env.post(
+      'historical-billing-documents/create/',
+      request(external, 'ELECTRICITY', 'P', { historical_billing_documents: [noEnd] }),
+    );
     expect(period.statusCode).toBe(400);
-    expect(period.json().errors).toContainEqual(expect.objectContaining({ attr: 'historical_billing_documents.0.bill_period_to_date' }));
+    expect(period.json().errors).toContainEqual(
+      expect.objectContaining({ attr: 'historical_billing_documents.0.bill_period_to_date' }),
+    );
 
     const item = await env.post(
       'historical-billing-documents/create/',
-      request(external, 'ELECTRICITY', 'I', { billing_document_type: 'ITEM_BASED', historical_billing_documents: [{ ...periodDoc('I-1', 'I-T1'), billing_document_type: 'ITEM_BASED' }] }),
+      request(external, 'ELECTRICITY', 'I', {
+        billing_document_type: 'ITEM_BASED',
+        historical_billing_documents: [{ ...periodDoc('I-1', 'I-T1'), billing_document_type: 'ITEM_BASED' }],
+      }),
     );
     expect(item.statusCode).toBe(400);
-    expect(item.json().errors).toContainEqual(expect.objectContaining({ attr: 'historical_billing_documents.0.bill_period_from_date' }));
+    expect(item.json().errors).toContainEqual(
+      expect.objectContaining({ attr: 'historical_billing_documents.0.bill_period_from_date' }),
+    );
 
-    const { bill_period_from_date: _f, bill_period_to_date: _t, ...itemDoc } = { ...periodDoc('I-2', 'I-T2'), billing_document_type: 'ITEM_BASED' };
-    const ok = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'I2', { billing_document_type: 'ITEM_BASED', historical_billing_documents: [itemDoc] }));
+    const {
+      bill_period_from_date: _f,
+      bill_period_to_date: _t,
+      ...itemDoc
+    } = { ...periodDoc('I-2', 'I-T2'), billing_document_type: 'ITEM_BASED' };
+    const ok = await env.post(
+      'historical-billing-documents/create/',
+      request(external, 'ELECTRICITY', 'I2', {
+        billing_document_type: 'ITEM_BASED',
+        historical_billing_documents: [itemDoc],
+      }),
+    );
     expect(ok.statusCode).toBe(201);
-    expect(await env.t.app.db.models.BillingDocument.findOne({ accountId }).lean()).toMatchObject({ documentType: 'ITEM_BASED', billPeriodFromDate: null });
+    expect(await env.t.app.db.models.BillingDocument.findOne({ accountId }).lean()).toMatchObject({
+      documentType: 'ITEM_BASED',
+      billPeriodFromDate: null,
+    });
   });
 
   it('refuses transaction ids already on the account and an unknown ledger, writing nothing', async () => {
@@ -107,15 +176,33 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
     await env.post('transactions/create/', {
       import_supplier: env.supplier,
       external_account_number: external,
-      transactions: [{ transaction_id: 'HBD-D-1', transaction_date: '2025-06-10', amount: 1, type: 'CHARGE', reason: 'IMPORTED_CHARGE' }],
+      transactions: [
+        {
+          transaction_id: 'HBD-D-1',
+          transaction_date: '2025-06-10',
+          amount: 1,
+          type: 'CHARGE',
+          reason: 'IMPORTED_CHARGE',
+        },
+      ],
     });
-    const clash = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'D'));
+    const clash = await env.post(
+      'historical-billing-documents/create/',
+      request(external, 'ELECTRICITY', 'D'),
+    );
     expect(clash.statusCode).toBe(400);
     expect(clash.json()).toMatchObject({
       code: 'request_failed_validation',
-      errors: [{ code: 'transaction_already_exists', attr: 'historical_billing_documents.0.transactions.0.transaction_id' }],
+      errors: [
+        {
+          code: 'transaction_already_exists',
+          attr: 'historical_billing_documents.0.transactions.0.transaction_id',
+        },
+      ],
     });
-    const ledger = await env.t.app.db.models.Ledger.findOne({ accountId, ledgerCode: 'ELECTRICITY' }).orFail().lean();
+    const ledger = await env.t.app.db.models.Ledger.findOne({ accountId, ledgerCode: 'ELECTRICITY' })
+      .orFail()
+      .lean();
     expect(ledger.hasFinalizedBillingDocument).toBe(false);
 
     const unknown = await env.post('historical-billing-documents/create/', request(external, 'WATER', 'W'));
@@ -133,7 +220,10 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
     const { external } = await freshAccount();
     await setSupplierStatus(env, 'Complete');
     try {
-      const res = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'N'));
+      const res = await env.post(
+        'historical-billing-documents/create/',
+        request(external, 'ELECTRICITY', 'N'),
+      );
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('import_supplier_migration_not_ongoing');
     } finally {

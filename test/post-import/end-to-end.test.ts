@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountPayload, apiFor, setupTenant, startTestWorkers, SUPPLIER, type Api, type TestWorkers } from '../creation/support.js';
+import {
+  accountPayload,
+  apiFor,
+  setupTenant,
+  startTestWorkers,
+  SUPPLIER,
+  type Api,
+  type TestWorkers,
+} from '../creation/support.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -19,7 +27,12 @@ afterAll(async () => {
 });
 
 const post = (url: string, payload: Record<string, unknown>) =>
-  t.app.inject({ method: 'POST', url: `/v1/data-import/${url}`, headers, payload: { import_supplier: SUPPLIER, external_account_number: 'E2E-1', ...payload } });
+  t.app.inject({
+    method: 'POST',
+    url: `/v1/data-import/${url}`,
+    headers,
+    payload: { import_supplier: SUPPLIER, external_account_number: 'E2E-1', ...payload },
+  });
 
 describe('post-import onto an account created by stage + create + worker', () => {
   it('is 404 while only staged, then imports every kind of data once the account exists', async () => {
@@ -33,22 +46,47 @@ describe('post-import onto an account created by stage + create + worker', () =>
     const number = created.json().kraken_account_number as string;
     const { Account, Ledger, Note, Transaction } = t.app.db.models;
     const account = await Account.findOne({ number }).orFail().lean();
-    const ledger = () => Ledger.findOne({ accountId: account._id, ledgerCode: 'ELECTRICITY' }).orFail().lean();
+    const ledger = () =>
+      Ledger.findOne({ accountId: account._id, ledgerCode: 'ELECTRICITY' }).orFail().lean();
     // The ELECTRICITY ledger of the payload: closed on 2025-03-31, balance 5.50.
     expect(await ledger()).toMatchObject({ balanceMinor: 550, openPeriodStart: '2025-04-01', position: 0 });
 
     // A note of the account payload is recognised as the same note.
     const notes = await post('notes/create/', {
-      notes: [{ body: 'Cliente migrado desde el sistema anterior.', created_at: '2025-05-02T08:30:00Z' }, { body: 'New after migration.' }],
+      notes: [
+        { body: 'Cliente migrado desde el sistema anterior.', created_at: '2025-05-02T08:30:00Z' },
+        { body: 'New after migration.' },
+      ],
     });
     expect(notes.statusCode).toBe(201);
-    expect(notes.json().map((n: { status: string }) => n.status)).toEqual(['NOTE_ALREADY_EXISTS', 'NOTE_CREATION_SUCCESS']);
+    expect(notes.json().map((n: { status: string }) => n.status)).toEqual([
+      'NOTE_ALREADY_EXISTS',
+      'NOTE_CREATION_SUCCESS',
+    ]);
 
     const txns = await post('transactions/create/', {
       transactions: [
-        { transaction_id: 'ELEC-C-001', transaction_date: '2025-04-05', amount: 12, type: 'PAYMENT', payment_type: 'DD_REGULAR_COLLECTION' },
-        { transaction_id: 'E2E-T1', transaction_date: '2025-04-20', amount: '10.00', type: 'PAYMENT', payment_type: 'BANK_TRANSFER' },
-        { transaction_id: 'E2E-T2', transaction_date: '2025-03-01', amount: '0.25', type: 'CHARGE', reason: 'IMPORTED_CHARGE' },
+        {
+          transaction_id: 'ELEC-C-001',
+          transaction_date: '2025-04-05',
+          amount: 12,
+          type: 'PAYMENT',
+          payment_type: 'DD_REGULAR_COLLECTION',
+        },
+        {
+          transaction_id: 'E2E-T1',
+          transaction_date: '2025-04-20',
+          amount: '10.00',
+          type: 'PAYMENT',
+          payment_type: 'BANK_TRANSFER',
+        },
+        {
+          transaction_id: 'E2E-T2',
+          transaction_date: '2025-03-01',
+          amount: '0.25',
+          type: 'CHARGE',
+          reason: 'IMPORTED_CHARGE',
+        },
       ],
     });
     expect(txns.statusCode).toBe(201);
@@ -63,7 +101,16 @@ describe('post-import onto an account created by stage + create + worker', () =>
     expect(await Note.countDocuments({ accountId: account._id, origin: 'system', isPinned: true })).toBe(1);
 
     const statements = await post('historical-statements/create/', {
-      statements: [{ bill_period_from_date: '2025-04-01', bill_period_to_date: '2025-04-30', statement_id: 'E2E-ST-1', issued_date: '2025-05-03', number: 'F-1', gross_amount: 1000 }],
+      statements: [
+        {
+          bill_period_from_date: '2025-04-01',
+          bill_period_to_date: '2025-04-30',
+          statement_id: 'E2E-ST-1',
+          issued_date: '2025-05-03',
+          number: 'F-1',
+          gross_amount: 1000,
+        },
+      ],
     });
     expect(statements.statusCode).toBe(201);
     expect((await ledger()).openPeriodStart).toBe('2025-05-01');
@@ -72,15 +119,37 @@ describe('post-import onto an account created by stage + create + worker', () =>
       ledger_code: 'ELECTRICITY',
       billing_document_type: 'ITEM_BASED',
       historical_billing_documents: [
-        { billing_document_identifier: 'E2E-BD-1', billing_document_type: 'ITEM_BASED', issued_date: '2025-02-01', transactions: [{ transaction_id: 'E2E-BD-T1', transaction_date: '2025-02-01', amount: 5, type: 'CHARGE', reason: 'IMPORTED_CHARGE' }] },
+        {
+          billing_document_identifier: 'E2E-BD-1',
+          billing_document_type: 'ITEM_BASED',
+          issued_date: '2025-02-01',
+          transactions: [
+            {
+              transaction_id: 'E2E-BD-T1',
+              transaction_date: '2025-02-01',
+              amount: 5,
+              type: 'CHARGE',
+              reason: 'IMPORTED_CHARGE',
+            },
+          ],
+        },
       ],
     });
     expect(docs.statusCode).toBe(201);
     expect((await ledger()).balanceMinor).toBe(1525);
 
-    const instruction = await post('payment-instruction/create/', { vendor: 'SIMULATED', reference: 'sim_ok_e2e', type: 'DIRECT_DEBIT' });
+    const instruction = await post('payment-instruction/create/', {
+      vendor: 'SIMULATED',
+      reference: 'sim_ok_e2e',
+      type: 'DIRECT_DEBIT',
+    });
     expect(instruction.statusCode).toBe(201);
     expect(instruction.json()).toEqual({ kraken_account_number: number, reference: 'sim_ok_e2e' });
-    expect(await Transaction.countDocuments({ accountId: account._id, transactionId: { $in: ['E2E-T1', 'E2E-T2', 'E2E-BD-T1'] } })).toBe(3);
+    expect(
+      await Transaction.countDocuments({
+        accountId: account._id,
+        transactionId: { $in: ['E2E-T1', 'E2E-T2', 'E2E-BD-T1'] },
+      }),
+    ).toBe(3);
   });
 });

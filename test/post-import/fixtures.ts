@@ -5,7 +5,12 @@ import { accountIdFor } from '../../src/creation/create-account.js';
 import { ledgerIdFor } from '../../src/post-import/record-ids.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 
-export type LedgerSeed = { code: string; lastStatementBalanceMinor: number; closingDate: string; balanceMinor?: number };
+export type LedgerSeed = {
+  code: string;
+  lastStatementBalanceMinor: number;
+  closingDate: string;
+  balanceMinor?: number;
+};
 
 export type PostImportEnv = {
   t: TestApp;
@@ -16,15 +21,22 @@ export type PostImportEnv = {
 };
 
 /** A real app with one organisation and an `Ongoing` supplier; `close` drops the database. */
-export async function startPostImportEnv(label: string, env: Record<string, string> = {}): Promise<PostImportEnv> {
+export async function startPostImportEnv(
+  label: string,
+  env: Record<string, string> = {},
+): Promise<PostImportEnv> {
   const t = await startTestApp({ env: { TEST_LABEL: label, ...env } });
-  const supplier = `SUP_${label.toUpperCase().replace(/[^A-Z0-9]/g, '').slice(0, 20)}`;
+  const supplier = `SUP_${label
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '')
+    .slice(0, 20)}`;
   const { headers } = await createTenant(t, `Org ${label}`, supplier);
   return {
     t,
     headers,
     supplier,
-    post: (url, payload) => t.app.inject({ method: 'POST', url: `/v1/data-import/${url}`, headers, payload: payload as object }),
+    post: (url, payload) =>
+      t.app.inject({ method: 'POST', url: `/v1/data-import/${url}`, headers, payload: payload as object }),
     close: () => t.close(),
   };
 }
@@ -33,7 +45,11 @@ export async function startPostImportEnv(label: string, env: Record<string, stri
  * A created account written straight through the models (Account + Ledger + the import process, with the
  * `_id`s the creation gives them), standing in for the creation worker in tests about post-import behaviour.
  */
-export async function seedAccount(env: PostImportEnv, external: string, ledgers: LedgerSeed[] = [defaultLedger()]) {
+export async function seedAccount(
+  env: PostImportEnv,
+  external: string,
+  ledgers: LedgerSeed[] = [defaultLedger()],
+) {
   const { models } = env.t.app.db;
   const supplier = await models.ImportSupplier.findOne({ code: env.supplier }).orFail();
   const number = `A-${randomBytes(4).toString('hex').toUpperCase()}`;
@@ -99,7 +115,11 @@ export async function setSupplierStatus(env: PostImportEnv, status: 'Ongoing' | 
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
-export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, label = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+  label = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
-import { seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
+import {
+  seedAccount,
+  seedStagedOnly,
+  setSupplierStatus,
+  startPostImportEnv,
+  type PostImportEnv,
+} from './fixtures.js';
 
 let env: PostImportEnv;
 let accountId: Types.ObjectId;
@@ -12,14 +18,23 @@ beforeAll(async () => {
 });
 afterAll(async () => env.close());
 
-const body = (notes: unknown[], external = 'EXT-NOTES-1') => ({ import_supplier: env.supplier, external_account_number: external, notes });
+const body = (notes: unknown[], external = 'EXT-NOTES-1') => ({
+  import_supplier: env.supplier,
+  external_account_number: external,
+  notes,
+});
 const notesOnAccount = () => env.t.app.db.models.Note.find({ accountId }).lean();
 
 describe('POST /v1/data-import/notes/create/', () => {
   it('creates notes and reports each one, then reports the same notes as already existing', async () => {
     const notes = [
       { body: 'Welcome call done.', created_at: '2025-06-01T09:15:00Z' },
-      { body: 'Pinned contract note.', created_at: '2025-06-02T10:00:00Z', is_pinned: true, unpin_at: '2025-09-01T00:00:00Z' },
+      {
+        body: 'Pinned contract note.',
+        created_at: '2025-06-02T10:00:00Z',
+        is_pinned: true,
+        unpin_at: '2025-09-01T00:00:00Z',
+      },
     ];
     const first = await env.post('notes/create/', body(notes));
     expect(first.statusCode).toBe(201);
@@ -27,21 +42,36 @@ describe('POST /v1/data-import/notes/create/', () => {
       { created_at: '2025-06-01T09:15:00Z', body: 'Welcome call done.', status: 'NOTE_CREATION_SUCCESS' },
       { created_at: '2025-06-02T10:00:00Z', body: 'Pinned contract note.', status: 'NOTE_CREATION_SUCCESS' },
     ]);
-    const pinned = await env.t.app.db.models.Note.findOne({ accountId, body: 'Pinned contract note.' }).lean();
-    expect(pinned).toMatchObject({ isPinned: true, unpinAt: new Date('2025-09-01T00:00:00Z'), origin: 'note_import' });
+    const pinned = await env.t.app.db.models.Note.findOne({
+      accountId,
+      body: 'Pinned contract note.',
+    }).lean();
+    expect(pinned).toMatchObject({
+      isPinned: true,
+      unpinAt: new Date('2025-09-01T00:00:00Z'),
+      origin: 'note_import',
+    });
 
     const again = await env.post('notes/create/', body(notes));
     expect(again.statusCode).toBe(201);
-    expect(again.json().map((n: { status: string }) => n.status)).toEqual(['NOTE_ALREADY_EXISTS', 'NOTE_ALREADY_EXISTS']);
+    expect(again.json().map((n: { status: string }) => n.status)).toEqual([
+      'NOTE_ALREADY_EXISTS',
+      'NOTE_ALREADY_EXISTS',
+    ]);
     expect((await notesOnAccount()).filter((n) => n.body?.includes('Welcome call'))).toHaveLength(1);
   });
 
   it('treats the same body with another created_at as a new note, and an undated body as matching any date', async () => {
-    const other = await env.post('notes/create/', body([{ body: 'Welcome call done.', created_at: '2025-07-01T08:00:00Z' }]));
+    const other = await env.post(
+      'notes/create/',
+      body([{ body: 'Welcome call done.', created_at: '2025-07-01T08:00:00Z' }]),
+    );
     expect(other.json()[0].status).toBe('NOTE_CREATION_SUCCESS');
     const undated = await env.post('notes/create/', body([{ body: 'Welcome call done.' }]));
     // Matches the earliest existing note with that body, whose date is reported.
-    expect(undated.json()).toEqual([{ created_at: '2025-06-01T09:15:00Z', body: 'Welcome call done.', status: 'NOTE_ALREADY_EXISTS' }]);
+    expect(undated.json()).toEqual([
+      { created_at: '2025-06-01T09:15:00Z', body: 'Welcome call done.', status: 'NOTE_ALREADY_EXISTS' },
+    ]);
   });
 
   it('defaults created_at to now for a new undated note', async () => {
@@ -54,7 +84,12 @@ describe('POST /v1/data-import/notes/create/', () => {
   });
 
   it('stores document paths as bucket/root/path from the supplier configuration', async () => {
-    const res = await env.post('notes/create/', body([{ document_paths: [{ document_path: 'notes/contract.pdf' }], created_at: '2025-06-03T00:00:00Z' }]));
+    const res = await env.post(
+      'notes/create/',
+      body([
+        { document_paths: [{ document_path: 'notes/contract.pdf' }], created_at: '2025-06-03T00:00:00Z' },
+      ]),
+    );
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual([{ created_at: '2025-06-03T00:00:00Z', status: 'NOTE_CREATION_SUCCESS' }]);
     const stored = await env.t.app.db.models.Note.findOne({ accountId, body: null }).lean();
@@ -63,8 +98,13 @@ describe('POST /v1/data-import/notes/create/', () => {
   });
 
   it('creates exactly one note when 10 identical requests race', async () => {
-    const notes = [{ body: 'Race note.', created_at: '2025-08-01T12:00:00Z' }, { body: 'Race note, undated.' }];
-    const responses = await Promise.all(Array.from({ length: 10 }, () => env.post('notes/create/', body(notes))));
+    const notes = [
+      { body: 'Race note.', created_at: '2025-08-01T12:00:00Z' },
+      { body: 'Race note, undated.' },
+    ];
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => env.post('notes/create/', body(notes))),
+    );
     expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
     const statuses = responses.map((r) => r.json().map((n: { status: string }) => n.status));
     expect(statuses.filter((s) => s[0] === 'NOTE_CREATION_SUCCESS')).toHaveLength(1);
@@ -76,11 +116,16 @@ describe('POST /v1/data-import/notes/create/', () => {
 
   it('answers 400 with every validation error and writes nothing', async () => {
     const count = (await notesOnAccount()).length;
-    const res = await env.post('notes/create/', body([{ created_at: 'yesterday' }, { body: 'x', unpin_at: '2025-01-01T00:00:00Z' }]));
+    const res = await env.post(
+      'notes/create/',
+      body([{ created_at: 'yesterday' }, { body: 'x', unpin_at: '2025-01-01T00:00:00Z' }]),
+    );
     expect(res.statusCode).toBe(400);
     const json = res.json();
     expect(json.code).toBe('request_failed_validation');
-    expect(json.errors.map((e: { attr: string }) => e.attr)).toEqual(expect.arrayContaining(['notes.0.created_at', 'notes.1.unpin_at']));
+    expect(json.errors.map((e: { attr: string }) => e.attr)).toEqual(
+      expect.arrayContaining(['notes.0.created_at', 'notes.1.unpin_at']),
+    );
     expect((await notesOnAccount()).length).toBe(count);
   });
 
@@ -88,12 +133,18 @@ describe('POST /v1/data-import/notes/create/', () => {
     for (const external of ['EXT-NOPE', 'EXT-STAGED']) {
       const res = await env.post('notes/create/', body([{ body: 'x' }], external));
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ detail: 'Account not found. It must be imported, not only staged.', code: 'account_not_found' });
+      expect(res.json()).toEqual({
+        detail: 'Account not found. It must be imported, not only staged.',
+        code: 'account_not_found',
+      });
     }
   });
 
   it('answers 404 for an unknown supplier and 400 import_supplier_migration_not_ongoing when Paused or Complete', async () => {
-    const unknown = await env.post('notes/create/', { ...body([{ body: 'x' }]), import_supplier: 'NOT_MINE' });
+    const unknown = await env.post('notes/create/', {
+      ...body([{ body: 'x' }]),
+      import_supplier: 'NOT_MINE',
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().code).toBe('import_supplier_not_found');
     for (const status of ['Paused', 'Complete'] as const) {
@@ -110,7 +161,11 @@ describe('POST /v1/data-import/notes/create/', () => {
   });
 
   it('needs a token', async () => {
-    const res = await env.t.app.inject({ method: 'POST', url: '/v1/data-import/notes/create/', payload: body([{ body: 'x' }]) });
+    const res = await env.t.app.inject({
+      method: 'POST',
+      url: '/v1/data-import/notes/create/',
+      payload: body([{ body: 'x' }]),
+    });
     expect(res.statusCode).toBe(401);
   });
 });

@@ -2,7 +2,14 @@ import type { Types } from 'mongoose';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkers, type RunningWorkers } from '../../src/workers/runtime.js';
-import { eventually, seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
+import {
+  eventually,
+  seedAccount,
+  seedStagedOnly,
+  setSupplierStatus,
+  startPostImportEnv,
+  type PostImportEnv,
+} from './fixtures.js';
 import { startStripeEmulator, type StripeEmulator } from './stripe-emulator.js';
 
 const WAIT_MS = 1_500;
@@ -19,7 +26,9 @@ beforeAll(async () => {
     PAYMENT_VERIFICATION_WAIT_MS: String(WAIT_MS),
     PAYMENT_VENDOR_TIMEOUT_MS: '10000',
   });
-  workers = startWorkers({ config: env.t.config, db: env.t.app.db, log: pino({ level: 'silent' }) }, ['payment-verification']);
+  workers = startWorkers({ config: env.t.config, db: env.t.app.db, log: pino({ level: 'silent' }) }, [
+    'payment-verification',
+  ]);
   await seedStagedOnly(env, 'EXT-STAGED');
 });
 afterAll(async () => {
@@ -42,7 +51,8 @@ const request = (external: string, reference: string, type = 'CARD', vendor = 'S
   type,
 });
 const create = (body: unknown) => env.post('payment-instruction/create/', body);
-const instructions = (accountId: Types.ObjectId) => env.t.app.db.models.PaymentInstruction.find({ accountId }).lean();
+const instructions = (accountId: Types.ObjectId) =>
+  env.t.app.db.models.PaymentInstruction.find({ accountId }).lean();
 
 describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-compatible server', () => {
   it('records an existing card and answers 201; the same request again is 201 with no second record', async () => {
@@ -52,7 +62,12 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     expect(res.json()).toEqual({ kraken_account_number: number, reference: 'pm_ok_1' });
     const stored = await instructions(accountId);
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ vendor: 'STRIPE', type: 'CARD', status: 'ACTIVE', vendorDetails: { brand: 'visa', last4: '4242' } });
+    expect(stored[0]).toMatchObject({
+      vendor: 'STRIPE',
+      type: 'CARD',
+      status: 'ACTIVE',
+      vendorDetails: { brand: 'visa', last4: '4242' },
+    });
 
     expect((await create(request(external, 'pm_ok_1'))).statusCode).toBe(201);
     expect(await instructions(accountId)).toHaveLength(1);
@@ -97,7 +112,10 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     const res = await create(request(external, 'pm_down_1'));
     const elapsed = Date.now() - started;
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ detail: 'The payment vendor could not be reached. Retry unchanged.', code: 'vendor_unavailable' });
+    expect(res.json()).toEqual({
+      detail: 'The payment vendor could not be reached. Retry unchanged.',
+      code: 'vendor_unavailable',
+    });
     expect(elapsed).toBeLessThan(WAIT_MS + 500);
     expect(stripe.calls('pm_down_1')).toBeGreaterThan(2);
     expect(await instructions(accountId)).toHaveLength(0);
@@ -126,10 +144,14 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     expect(stripe.calls('pm_slow_1')).toBe(1);
   });
 
-  it('records a slow vendor\'s late answer, so a retry after it finished is 201 without asking again', async () => {
+  it("records a slow vendor's late answer, so a retry after it finished is 201 without asking again", async () => {
     const { external, accountId } = await freshAccount();
     expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(500);
-    await eventually(async () => (await instructions(accountId)).length === 1, 10_000, 'late instruction recorded');
+    await eventually(
+      async () => (await instructions(accountId)).length === 1,
+      10_000,
+      'late instruction recorded',
+    );
     expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(201);
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_slow_2')).toBe(1);
@@ -147,7 +169,9 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
 
   it('records one instruction when 10 identical requests race', async () => {
     const { external, accountId } = await freshAccount();
-    const responses = await Promise.all(Array.from({ length: 10 }, () => create(request(external, 'pm_ok_race'))));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => create(request(external, 'pm_ok_race'))),
+    );
     expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
     expect(await instructions(accountId)).toHaveLength(1);
   });
@@ -156,7 +180,10 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     const { external } = await freshAccount();
     const invalid = await create({ ...request(external, 'pm_ok_x', 'CHEQUE', 'PAYPAL') });
     expect(invalid.statusCode).toBe(400);
-    expect(invalid.json().errors.map((e: { attr: string; code: string }) => `${e.attr}:${e.code}`)).toEqual(['type:invalid_choice', 'vendor:invalid_choice']);
+    expect(invalid.json().errors.map((e: { attr: string; code: string }) => `${e.attr}:${e.code}`)).toEqual([
+      'type:invalid_choice',
+      'vendor:invalid_choice',
+    ]);
     for (const ext of ['EXT-NOPE', 'EXT-STAGED']) {
       const res = await create(request(ext, 'pm_ok_x'));
       expect(res.statusCode).toBe(404);

@@ -17,19 +17,42 @@ export async function startStripeEmulator(slowMs: number): Promise<StripeEmulato
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_emulated' });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'GET' || !match) return send(404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } });
+    if (req.method !== 'GET' || !match)
+      return send(404, { error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } });
     const [, resource, id] = match as unknown as [string, string, string];
     const n = (calls.get(id) ?? 0) + 1;
     calls.set(id, n);
     const found = () =>
       resource === 'mandates'
-        ? send(200, { id, object: 'mandate', status: id.includes('inactive') ? 'inactive' : 'active', payment_method_details: { type: 'sepa_debit' } })
+        ? send(200, {
+            id,
+            object: 'mandate',
+            status: id.includes('inactive') ? 'inactive' : 'active',
+            payment_method_details: { type: 'sepa_debit' },
+          })
         : id.startsWith('pm_sepa')
           ? send(200, { id, object: 'payment_method', type: 'sepa_debit', sepa_debit: { last4: '3000' } })
-          : send(200, { id, object: 'payment_method', type: 'card', card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: id.includes('expired') ? 2020 : 2099 } });
+          : send(200, {
+              id,
+              object: 'payment_method',
+              type: 'card',
+              card: {
+                brand: 'visa',
+                last4: '4242',
+                exp_month: 12,
+                exp_year: id.includes('expired') ? 2020 : 2099,
+              },
+            });
     const unavailable = () => send(503, { error: { type: 'api_error', message: 'Service unavailable' } });
     if (id.includes('_missing')) {
-      return send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${resource}: '${id}'`, param: 'id' } });
+      return send(404, {
+        error: {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          message: `No such ${resource}: '${id}'`,
+          param: 'id',
+        },
+      });
     }
     if (id.includes('_flaky')) return n <= 2 ? unavailable() : found();
     if (id.includes('_down')) return unavailable();

@@ -3,7 +3,14 @@ import type { Types } from 'mongoose';
 import { randomUUID } from 'node:crypto';
 import { processKey } from '../../src/models/account-import-process.js';
 import { ledgerIdFor, transactionIdFor } from '../../src/post-import/record-ids.js';
-import { defaultLedger, seedAccount, seedStagedOnly, setSupplierStatus, startPostImportEnv, type PostImportEnv } from './fixtures.js';
+import {
+  defaultLedger,
+  seedAccount,
+  seedStagedOnly,
+  setSupplierStatus,
+  startPostImportEnv,
+  type PostImportEnv,
+} from './fixtures.js';
 
 let env: PostImportEnv;
 
@@ -15,7 +22,12 @@ afterAll(async () => env.close());
 
 let seq = 0;
 /** A fresh account per test, so balances and counts are easy to reason about. */
-async function freshAccount(ledgers = [defaultLedger(), defaultLedger({ code: 'GAS', lastStatementBalanceMinor: 0, closingDate: '2025-03-31' })]) {
+async function freshAccount(
+  ledgers = [
+    defaultLedger(),
+    defaultLedger({ code: 'GAS', lastStatementBalanceMinor: 0, closingDate: '2025-03-31' }),
+  ],
+) {
   const external = `EXT-TX-${++seq}`;
   const { account } = await seedAccount(env, external, ledgers);
   return { external, accountId: account._id };
@@ -38,13 +50,26 @@ const charge = (id: string, date: string, amount: string | number = 3.5, note?: 
   ...(note && { note }),
 });
 
-const importTxns = (external: string, transactions: unknown[], query = '', extra: Record<string, unknown> = {}) =>
-  env.post(`transactions/create/${query}`, { import_supplier: env.supplier, external_account_number: external, transactions, ...extra });
+const importTxns = (
+  external: string,
+  transactions: unknown[],
+  query = '',
+  extra: Record<string, unknown> = {},
+) =>
+  env.post(`transactions/create/${query}`, {
+    import_supplier: env.supplier,
+    external_account_number: external,
+    transactions,
+    ...extra,
+  });
 
 async function ledgerState(accountId: Types.ObjectId, code = 'ELECTRICITY') {
   const { Ledger, Transaction } = env.t.app.db.models;
   const ledger = await Ledger.findOne({ accountId, ledgerCode: code }).orFail().lean();
-  return { balanceMinor: ledger.balanceMinor, count: await Transaction.countDocuments({ ledgerId: ledger._id }) };
+  return {
+    balanceMinor: ledger.balanceMinor,
+    count: await Transaction.countDocuments({ ledgerId: ledger._id }),
+  };
 }
 
 describe('POST /v1/data-import/transactions/create/', () => {
@@ -62,7 +87,12 @@ describe('POST /v1/data-import/transactions/create/', () => {
     // -15.00 + 42.00 - 3.50
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: 2350, count: 2 });
     const stored = await env.t.app.db.models.Transaction.findOne({ accountId, transactionId: 'T2' }).lean();
-    expect(stored).toMatchObject({ amount: '3.50', signedMinor: -350, origin: 'imported', transactionDate: '2025-06-12' });
+    expect(stored).toMatchObject({
+      amount: '3.50',
+      signedMinor: -350,
+      origin: 'imported',
+      transactionDate: '2025-06-12',
+    });
     expect(JSON.parse(stored!.data)).toEqual(txns[1]);
 
     const again = await importTxns(external, [...txns, payment('T3', '2025-06-13', '0.10')]);
@@ -84,14 +114,21 @@ describe('POST /v1/data-import/transactions/create/', () => {
 
     const unknown = await importTxns(external, [charge('G2', '2025-06-10')], '', { ledger_code: 'WATER' });
     expect(unknown.statusCode).toBe(400);
-    expect(unknown.json()).toMatchObject({ code: 'ledger_not_found', errors: [{ attr: 'ledger_code', code: 'ledger_not_found' }] });
+    expect(unknown.json()).toMatchObject({
+      code: 'ledger_not_found',
+      errors: [{ attr: 'ledger_code', code: 'ledger_not_found' }],
+    });
   });
 
   it('with check_previously_added=false refuses a repeated id and writes nothing of the batch', async () => {
     const { external, accountId } = await freshAccount();
     await importTxns(external, [payment('R1', '2025-06-10')]);
     const before = await ledgerState(accountId);
-    const res = await importTxns(external, [payment('R2', '2025-06-11'), payment('R1', '2025-06-10')], '?check_previously_added=false');
+    const res = await importTxns(
+      external,
+      [payment('R2', '2025-06-11'), payment('R1', '2025-06-10')],
+      '?check_previously_added=false',
+    );
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       status: 'TRANSACTION_IMPORT_ERROR',
@@ -103,12 +140,18 @@ describe('POST /v1/data-import/transactions/create/', () => {
 
   it('re-dates a transaction dated before the open period when forced (the default), with its note and one pinned note', async () => {
     const { external, accountId } = await freshAccount();
-    const res = await importTxns(external, [charge('OLD1', '2025-04-15', '5.00', 'Fee from old system'), charge('OLD2', '2025-05-31', 1), payment('NEW', '2025-06-02')]);
+    const res = await importTxns(external, [
+      charge('OLD1', '2025-04-15', '5.00', 'Fee from old system'),
+      charge('OLD2', '2025-05-31', 1),
+      payment('NEW', '2025-06-02'),
+    ]);
     expect(res.statusCode).toBe(201);
     const [old1, old2, fresh] = res.json().results;
     expect(old1.status).toBe('TRANSACTION_ADDED_TO_ACCOUNT');
     expect(old1.transaction_data).toMatchObject({ transaction_id: 'OLD1', transaction_date: '2025-06-01' });
-    expect(old1.transaction_data.note).toBe('Fee from old system (Originally dated 2025-04-15; re-dated to 2025-06-01, the first day of the open statement period, on import.)');
+    expect(old1.transaction_data.note).toBe(
+      'Fee from old system (Originally dated 2025-04-15; re-dated to 2025-06-01, the first day of the open statement period, on import.)',
+    );
     expect(old2.transaction_data.transaction_date).toBe('2025-06-01');
     expect(fresh.transaction_data).toEqual(payment('NEW', '2025-06-02'));
 
@@ -123,7 +166,10 @@ describe('POST /v1/data-import/transactions/create/', () => {
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 - 500 - 100 + 4200, count: 3 });
 
     // A repeat adds neither transactions nor a second pinned note.
-    await importTxns(external, [charge('OLD1', '2025-04-15', '5.00', 'Fee from old system'), charge('OLD2', '2025-05-31', 1)]);
+    await importTxns(external, [
+      charge('OLD1', '2025-04-15', '5.00', 'Fee from old system'),
+      charge('OLD2', '2025-05-31', 1),
+    ]);
     expect(await env.t.app.db.models.Note.countDocuments({ accountId, origin: 'system' })).toBe(1);
   });
 
@@ -132,11 +178,16 @@ describe('POST /v1/data-import/transactions/create/', () => {
     await importTxns(external, [payment('OK0', '2025-06-05')]);
     const before = await ledgerState(accountId);
     const late = charge('LATE', '2025-05-20', '9.99');
-    const res = await importTxns(external, [payment('OK1', '2025-06-10'), late, charge('LATE2', '2025-01-01')], '?force_add_to_current_statement=false');
+    const res = await importTxns(
+      external,
+      [payment('OK1', '2025-06-10'), late, charge('LATE2', '2025-01-01')],
+      '?force_add_to_current_statement=false',
+    );
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       status: 'TRANSACTION_IMPORT_ERROR',
-      error_detail: 'Transaction LATE is dated 2025-05-20, before the open statement period of ledger ELECTRICITY, which starts on 2025-06-01.',
+      error_detail:
+        'Transaction LATE is dated 2025-05-20, before the open statement period of ledger ELECTRICITY, which starts on 2025-06-01.',
       transaction_data: late,
     });
     expect(await ledgerState(accountId)).toEqual(before);
@@ -149,7 +200,10 @@ describe('POST /v1/data-import/transactions/create/', () => {
     const res = await importTxns(external, [charge('D1', '2025-04-01')], '', { dry_run: true });
     expect(res.statusCode).toBe(200);
     expect(res.json().results).toEqual([
-      { status: 'TRANSACTION_ADDED_TO_ACCOUNT', transaction_data: expect.objectContaining({ transaction_id: 'D1', transaction_date: '2025-06-01' }) },
+      {
+        status: 'TRANSACTION_ADDED_TO_ACCOUNT',
+        transaction_data: expect.objectContaining({ transaction_id: 'D1', transaction_date: '2025-06-01' }),
+      },
     ]);
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500, count: 0 });
     expect(await env.t.app.db.models.Note.countDocuments({ accountId })).toBe(0);
@@ -157,10 +211,14 @@ describe('POST /v1/data-import/transactions/create/', () => {
 
   it('adds each transaction exactly once when 10 identical requests race, and the balance stays exact', async () => {
     const { external, accountId } = await freshAccount();
-    const txns = Array.from({ length: 20 }, (_, i) => (i % 2 ? payment(`C${i}`, '2025-06-10', '1.11') : charge(`C${i}`, '2025-05-01', '0.37')));
+    const txns = Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? payment(`C${i}`, '2025-06-10', '1.11') : charge(`C${i}`, '2025-05-01', '0.37'),
+    );
     const responses = await Promise.all(Array.from({ length: 10 }, () => importTxns(external, txns)));
     expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
-    const added = responses.flatMap((r) => r.json().results).filter((r: { status: string }) => r.status === 'TRANSACTION_ADDED_TO_ACCOUNT');
+    const added = responses
+      .flatMap((r) => r.json().results)
+      .filter((r: { status: string }) => r.status === 'TRANSACTION_ADDED_TO_ACCOUNT');
     expect(added).toHaveLength(20);
     // 10 payments of 1.11 and 10 charges of 0.37 on top of -15.00.
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1110 - 370, count: 20 });
@@ -176,15 +234,32 @@ describe('POST /v1/data-import/transactions/create/', () => {
     const ids = ['K1', 'K2', 'K3'].map((id) => transactionIdFor(accountId, id));
     await Ledger.updateOne({ _id: ledgerId }, { $set: { journal: { batch, transactionIds: ids } } });
     const crashed = (id: string, signedMinor: number) => ({
-      _id: transactionIdFor(accountId, id), accountId, ledgerId, transactionId: id, transactionDate: '2025-06-10', type: 'PAYMENT',
-      amount: (signedMinor / 100).toFixed(2), signedMinor, origin: 'imported', data: '{}', batch,
+      _id: transactionIdFor(accountId, id),
+      accountId,
+      ledgerId,
+      transactionId: id,
+      transactionDate: '2025-06-10',
+      type: 'PAYMENT',
+      amount: (signedMinor / 100).toFixed(2),
+      signedMinor,
+      origin: 'imported',
+      data: '{}',
+      batch,
     });
     await Transaction.insertMany([crashed('K1', 1000), crashed('K2', 234)]);
 
     // The client's retry: K1 and K2 already exist, K3 is new.
-    const retry = await importTxns(external, [payment('K1', '2025-06-10', '10.00'), payment('K2', '2025-06-10', '2.34'), payment('K3', '2025-06-10', '0.01')]);
+    const retry = await importTxns(external, [
+      payment('K1', '2025-06-10', '10.00'),
+      payment('K2', '2025-06-10', '2.34'),
+      payment('K3', '2025-06-10', '0.01'),
+    ]);
     expect(retry.statusCode).toBe(201);
-    expect(retry.json().results.map((r: { status: string }) => r.status)).toEqual(['TRANSACTION_ALREADY_EXISTS', 'TRANSACTION_ALREADY_EXISTS', 'TRANSACTION_ADDED_TO_ACCOUNT']);
+    expect(retry.json().results.map((r: { status: string }) => r.status)).toEqual([
+      'TRANSACTION_ALREADY_EXISTS',
+      'TRANSACTION_ALREADY_EXISTS',
+      'TRANSACTION_ADDED_TO_ACCOUNT',
+    ]);
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1000 + 234 + 1, count: 3 });
     expect((await Ledger.findById(ledgerId).lean())?.journal).toBeNull();
     // Nothing is applied twice by later imports.
@@ -194,7 +269,10 @@ describe('POST /v1/data-import/transactions/create/', () => {
 
   it('answers 404 for an account whose creation has not marked its process imported', async () => {
     const { external } = await freshAccount();
-    await env.t.app.db.models.AccountImportProcess.updateOne({ _id: processKey(env.supplier, external) }, { $set: { krakenAccountNumber: null } });
+    await env.t.app.db.models.AccountImportProcess.updateOne(
+      { _id: processKey(env.supplier, external) },
+      { $set: { krakenAccountNumber: null } },
+    );
     const res = await importTxns(external, [payment('H1', '2025-06-10')]);
     expect(res.statusCode).toBe(404);
     expect(res.json().code).toBe('account_not_found');
@@ -202,13 +280,24 @@ describe('POST /v1/data-import/transactions/create/', () => {
 
   it('answers 400 with every validation error, 404 for unknown or staged-only accounts, 400 when the supplier is not Ongoing', async () => {
     const { external } = await freshAccount();
-    const invalid = await importTxns(external, [{ ...payment('V1', '2099-01-01'), amount: '-1' }, { transaction_id: 'V1', type: 'REFUND' }]);
+    const invalid = await importTxns(external, [
+      { ...payment('V1', '2099-01-01'), amount: '-1' },
+      { transaction_id: 'V1', type: 'REFUND' },
+    ]);
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().code).toBe('request_failed_validation');
     expect(invalid.json().errors.map((e: { attr: string }) => e.attr)).toEqual(
-      expect.arrayContaining(['transactions.0.amount', 'transactions.0.transaction_date', 'transactions.1.type']),
+      expect.arrayContaining([
+        'transactions.0.amount',
+        'transactions.0.transaction_date',
+        'transactions.1.type',
+      ]),
     );
-    const badFlag = await importTxns(external, [payment('V2', '2025-06-10')], '?force_add_to_current_statement=maybe');
+    const badFlag = await importTxns(
+      external,
+      [payment('V2', '2025-06-10')],
+      '?force_add_to_current_statement=maybe',
+    );
     expect(badFlag.statusCode).toBe(400);
     expect(badFlag.json().code).toBe('request_failed_validation');
 

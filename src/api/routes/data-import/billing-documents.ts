@@ -15,7 +15,8 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
       schema: {
         tags: ['post-import'],
         summary: 'Import the historical billing documents of one ledger (once per ledger)',
-        description: 'Refused with ledger_has_finalized_billing_document when the ledger already has one. 201 with an empty body.',
+        description:
+          'Refused with ledger_has_finalized_billing_document when the ledger already has one. 201 with an empty body.',
         body: billingDocumentsImportSchema,
         response: { 201: z.void().describe('Empty body') },
       },
@@ -23,7 +24,15 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
     async (request, reply) => {
       const { account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
       const ledger = await findLedger(app.db.models, account._id, data.ledger_code);
-      await importBillingDocuments(app.db.models, ledgerLocks(app), account._id, ledger, data, request.body as Record<string, unknown>, app.clock());
+      await importBillingDocuments(
+        app.db.models,
+        ledgerLocks(app),
+        account._id,
+        ledger,
+        data,
+        request.body as Record<string, unknown>,
+        app.clock(),
+      );
       return reply.code(201).send();
     },
   );

@@ -20,7 +20,8 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
       schema: {
         tags: ['post-import'],
         summary: 'Import notes onto a created account',
-        description: 'A note is created unless the account already has one with the same content (and the same created_at, when given).',
+        description:
+          'A note is created unless the account already has one with the same content (and the same created_at, when given).',
         body: notesImportSchema,
         response: { 201: z.array(noteResult) },
       },

@@ -16,7 +16,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
     {
       schema: {
         tags: ['post-import'],
-        summary: 'Verify a payment instruction at its vendor and make it the account\'s active instruction',
+        summary: "Verify a payment instruction at its vendor and make it the account's active instruction",
         description:
           'Verification runs on a worker while the request waits (PAYMENT_VERIFICATION_WAIT_MS). 400 vendor_instruction_not_found ' +
           'or account_has_active_payment_instruction: do not retry unchanged. 500 vendor_unavailable: retry unchanged; a retry ' +
@@ -28,7 +28,8 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
     async (request, reply) => {
       const { account, data } = await resolveImport(app, request, validatePaymentInstruction);
       const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
-      const created = () => reply.code(201).send({ kraken_account_number: account.number, reference: data.reference });
+      const created = () =>
+        reply.code(201).send({ kraken_account_number: account.number, reference: data.reference });
 
       const known = await checkActive(app.db.models, account._id, wanted);
       if (known?.ok) return created();
@@ -36,12 +37,22 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
 
       // One job per (account, instruction): a retry joins a verification still running. A finished one is
       // removed first so that a retry after a failure really asks the vendor again.
-      const digest = createHash('sha256').update(JSON.stringify([data.vendor, data.type, data.reference])).digest('hex').slice(0, 32);
+      const digest = createHash('sha256')
+        .update(JSON.stringify([data.vendor, data.type, data.reference]))
+        .digest('hex')
+        .slice(0, 32);
       const id = jobId('verify', account._id.toHexString(), digest);
-      const previous = await app.queues.queue('payment-verification').getJob(id).catch(() => undefined);
-      if (previous && ((await previous.isCompleted()) || (await previous.isFailed()))) await previous.remove().catch(() => undefined);
+      const previous = await app.queues
+        .queue('payment-verification')
+        .getJob(id)
+        .catch(() => undefined);
+      if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
+        await previous.remove().catch(() => undefined);
 
-      const { result, timedOut } = await app.queues.enqueueAndWait<'verify-payment-instruction', VerifyOutcome>(
+      const { result, timedOut } = await app.queues.enqueueAndWait<
+        'verify-payment-instruction',
+        VerifyOutcome
+      >(
         'verify-payment-instruction',
         { accountId: account._id.toHexString(), ...wanted, requestId: request.id },
         { jobId: id, waitMs: app.config.PAYMENT_VERIFICATION_WAIT_MS },

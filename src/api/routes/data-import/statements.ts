@@ -13,7 +13,8 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
       schema: {
         tags: ['post-import'],
         summary: 'Import historical statements (document references) onto a created account',
-        description: 'Answers 201 with the validated data. A statement_id already on the account refuses the request.',
+        description:
+          'Answers 201 with the validated data. A statement_id already on the account refuses the request.',
         body: statementsImportSchema,
         response: { 201: statementsImportSchema },
       },

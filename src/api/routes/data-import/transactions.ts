@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
 import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
-import { dryRunResults, findLedger, importTransactions, planTransactions } from '../../../post-import/transactions.js';
+import {
+  dryRunResults,
+  findLedger,
+  importTransactions,
+  planTransactions,
+} from '../../../post-import/transactions.js';
 
 const flag = z
   .enum(['true', 'false', 'True', 'False', '1', '0'])
@@ -32,12 +37,16 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
         tags: ['post-import'],
         summary: 'Import financial transactions onto a created account',
         description:
-          'Transactions dated before the ledger\'s open statement period are re-dated to its first day (with a note) unless ' +
+          "Transactions dated before the ledger's open statement period are re-dated to its first day (with a note) unless " +
           '`force_add_to_current_statement=false`, which refuses the whole batch. `dry_run: true` answers 200 with the ' +
           'statuses the import would give and writes nothing.',
         querystring: query,
         body: transactionsImportSchema,
-        response: { 200: z.object({ results: z.array(result) }), 201: z.object({ results: z.array(result) }), 400: importError },
+        response: {
+          200: z.object({ results: z.array(result) }),
+          201: z.object({ results: z.array(result) }),
+          400: importError,
+        },
       },
     },
     async (request, reply) => {
@@ -50,11 +59,31 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       };
       // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
       if (data.dry_run) {
-        const plan = await planTransactions(app.db.models, account._id, ledger, data.transactions, raws, options);
-        return plan.ok ? reply.code(200).send({ results: dryRunResults(plan) }) : reply.code(400).send(plan.error);
+        const plan = await planTransactions(
+          app.db.models,
+          account._id,
+          ledger,
+          data.transactions,
+          raws,
+          options,
+        );
+        return plan.ok
+          ? reply.code(200).send({ results: dryRunResults(plan) })
+          : reply.code(400).send(plan.error);
       }
-      const outcome = await importTransactions(app.db.models, ledgerLocks(app), account._id, ledger._id, data.transactions, raws, options, app.clock());
-      return outcome.ok ? reply.code(201).send({ results: outcome.results }) : reply.code(400).send(outcome.error);
+      const outcome = await importTransactions(
+        app.db.models,
+        ledgerLocks(app),
+        account._id,
+        ledger._id,
+        data.transactions,
+        raws,
+        options,
+        app.clock(),
+      );
+      return outcome.ok
+        ? reply.code(201).send({ results: outcome.results })
+        : reply.code(400).send(outcome.error);
     },
   );
 }
