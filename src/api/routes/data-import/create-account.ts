@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { CreationOutcome } from '../../../creation/create-account.js';
 import { CreationSlots, slotMember } from '../../../creation/slots.js';
@@ -38,6 +39,15 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const slots = new CreationSlots(app.redis, app.config);
   const { models } = app.db;
+  // Teams are created by operators and never renamed or removed, so a found team's id can be remembered.
+  const teamIds = new LRUCache<string, string>({ max: 1_000 });
+  const findTeamId = async (name: string): Promise<string | null> => {
+    const cached = teamIds.get(name);
+    if (cached) return cached;
+    const team = await models.OperationsTeam.findOne({ name }).select({ _id: 1 }).lean();
+    if (team) teamIds.set(name, team._id.toHexString());
+    return team ? team._id.toHexString() : null;
+  };
 
   /** A refusal carrying only a code becomes its documented error; validation errors are recomputed here. */
   async function refusal(
@@ -113,11 +123,9 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
 
       let processId: string, teamId: string, id: string;
       try {
-        const team = await models.OperationsTeam.findOne({ name: body.operations_team_name })
-          .select({ _id: 1 })
-          .lean();
-        if (!team) throw new ApiError('operations_team_name_does_not_exist');
-        teamId = team._id.toHexString();
+        const found = await findTeamId(body.operations_team_name);
+        if (!found) throw new ApiError('operations_team_name_does_not_exist');
+        teamId = found;
         const process = await models.AccountImportProcess.findById(key).lean();
         if (process?.krakenAccountNumber) {
           const { externalAccountNumber, krakenAccountNumber } = process;
