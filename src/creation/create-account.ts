@@ -115,9 +115,10 @@ const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
 
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
   const { models } = deps.db;
+  // The API reads no process before enqueueing: these refusals, in the API's documented order, are the
+  // worker's (an operator may mark a process skipped that was never staged).
   const process = await models.AccountImportProcess.findById(input.processId).lean();
-  if (!process || (!process.stagedAt && !process.krakenAccountNumber))
-    return refuse('import_process_does_not_exist');
+  if (!process) return refuse('import_process_does_not_exist');
   if (process.krakenAccountNumber) {
     // The same job retried after it had finished its writes: the same success again.
     if (!input.dryRun && process.creationJobId === input.jobId) {
@@ -141,6 +142,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
     };
   }
   if (process.skipped) return refuse('account_import_process_skipped');
+  if (!process.stagedAt) return refuse('import_process_does_not_exist');
 
   const supplier = await models.ImportSupplier.findOne({
     code: process.importSupplier,
@@ -227,10 +229,17 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
 
   // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
   // and so its number and creation time, is the one account of this process, so every retry writes the same.
+  // The job id lets a retry of this same job answer success again (see the top), any other "already imported".
   await retryTransient(() =>
     models.AccountImportProcess.updateOne(
       { _id: process._id },
-      { $set: { krakenAccountNumber: account.number, accountCreatedAt: account.createdAt ?? deps.clock() } },
+      {
+        $set: {
+          krakenAccountNumber: account.number,
+          accountCreatedAt: account.createdAt ?? deps.clock(),
+          creationJobId: input.jobId,
+        },
+      },
     ),
   );
   return {

@@ -47,6 +47,12 @@ return 0`;
 const IN_FLIGHT = `${NOW}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
+// KEYS: attempts. ARGV: member, the attempt the caller saw. Moves to the next attempt only if no one else
+// did since; either way returns the current one, so two racing claims join the same job.
+const CLAIM = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if current == tonumber(ARGV[2]) then current = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) end
+return current`;
+
 type SlotCommands = {
   slotAcquire(
     slots: string,
@@ -59,6 +65,7 @@ type SlotCommands = {
   slotRenew(slots: string, member: string, leaseMs: number): Promise<number>;
   slotHeld(slots: string, member: string): Promise<number>;
   slotInFlight(slots: string): Promise<number>;
+  slotClaimAttempt(attempts: string, member: string, seen: number): Promise<number>;
 };
 
 function withCommands(redis: Redis): Redis & SlotCommands {
@@ -67,6 +74,7 @@ function withCommands(redis: Redis): Redis & SlotCommands {
     redis.defineCommand('slotRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
     redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
+    redis.defineCommand('slotClaimAttempt', { numberOfKeys: 1, lua: CLAIM });
   }
   return redis as Redis & SlotCommands;
 }
@@ -88,6 +96,7 @@ export class CreationSlots {
   private readonly redis: Redis & SlotCommands;
   private readonly key: string;
   private readonly peakKey: string;
+  private readonly attemptsKey: string;
   readonly limit: number;
   readonly leaseMs: number;
 
@@ -95,6 +104,7 @@ export class CreationSlots {
     this.redis = withCommands(redis);
     this.key = `${settings.QUEUE_PREFIX}:account-creation:slots`;
     this.peakKey = `${settings.QUEUE_PREFIX}:account-creation:peak`;
+    this.attemptsKey = `${settings.QUEUE_PREFIX}:account-creation:attempts`;
     this.limit = settings.ACCOUNT_CREATION_CONCURRENCY;
     this.leaseMs = settings.ACCOUNT_CREATION_SLOT_LEASE_MS;
   }
@@ -129,6 +139,20 @@ export class CreationSlots {
 
   async inFlight(): Promise<number> {
     return this.redis.slotInFlight(this.key);
+  }
+
+  /**
+   * Real (non-dry-run) creates accepted for an account: part of each create job's deterministic id. Kept in
+   * Redis next to the slot and the jobs themselves (never expiring, so an id is never reused while a job
+   * keeps it), so choosing the id costs no database round trip.
+   */
+  async attempt(member: string): Promise<number> {
+    return Number((await this.redis.hget(this.attemptsKey, member)) ?? 0);
+  }
+
+  /** Moves the account to the attempt after `seen`, unless another claim already did; returns the attempt. */
+  async claimAttempt(member: string, seen: number): Promise<number> {
+    return this.redis.slotClaimAttempt(this.attemptsKey, member, seen);
   }
 
   /** The highest number of slots ever held at once (for operators and the scale-out test). */

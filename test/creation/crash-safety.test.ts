@@ -55,9 +55,10 @@ it(
     });
 
     // Every time a worker takes a job, its `attemptsStarted` grows: that is "the job turned active" for this worker.
+    // No worker runs yet, so every create job is still waiting in the queue.
     const jobIds = await until(async () => {
-      const docs = await t.app.db.models.AccountImportProcess.find({ creationJobId: { $ne: null } }).lean();
-      return docs.length === ACCOUNTS.length ? docs.map((d) => d.creationJobId!) : null;
+      const jobs = await queue.getJobs(['waiting']);
+      return jobs.length === ACCOUNTS.length ? jobs.map((job) => job.id!) : null;
     }, 'every create job to be queued');
     const started = async () => {
       const jobs = await Promise.all(jobIds.map((id) => queue.getJob(id)));

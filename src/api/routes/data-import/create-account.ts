@@ -121,31 +121,15 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       if (slot.status === 'limit_reached')
         throw new ApiError('concurrency_limit_exceeded', { headers: { 'retry-after': '1' } });
 
-      let processId: string, teamId: string, id: string;
+      // Whether the account is staged, skipped or imported is the worker's to say (as the job's result): the
+      // request path reads no process, so the queue hop costs Redis round trips only.
+      const processId = key;
+      let teamId: string, id: string;
       try {
         const found = await findTeamId(body.operations_team_name);
         if (!found) throw new ApiError('operations_team_name_does_not_exist');
         teamId = found;
-        const process = await models.AccountImportProcess.findById(key).lean();
-        if (process?.krakenAccountNumber) {
-          const { externalAccountNumber, krakenAccountNumber } = process;
-          throw new ApiError('account_import_process_already_imported', {
-            fields: {
-              external_account_number: externalAccountNumber,
-              kraken_account_number: krakenAccountNumber,
-            },
-          });
-        }
-        if (process?.skipped) throw new ApiError('account_import_process_skipped');
-        if (!process?.stagedAt) throw new ApiError('import_process_does_not_exist');
-        processId = process._id;
-        id = await chooseJobId(
-          processId,
-          process.creationJobId,
-          process.creationAttempt ?? 0,
-          dryRun,
-          request.id,
-        );
+        id = await chooseJobId(member, processId, dryRun, request.id);
       } catch (err) {
         await slots.release(member).catch(() => undefined);
         throw err;
@@ -182,6 +166,10 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         stop();
       }
       if (settled.timedOut || settled.result === undefined) {
+        // The slot lapses once nobody renews it: from then on the status endpoint finds the queued job by this id.
+        await retryTransient(() =>
+          models.AccountImportProcess.updateOne({ _id: processId }, { $set: { creationJobId: id } }),
+        ).catch((err: unknown) => request.log.warn({ err }, 'could not record the pending create job'));
         throw new ApiError('account_creation_pending', { headers: { 'retry-after': '10' } });
       }
       const outcome = settled.result;
@@ -192,54 +180,31 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
   );
 
   /**
-   * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (a queued
-   * job left behind by an earlier request is joined rather than duplicated); a dry run is tied to its request.
-   * The claim of attempt n+1 is a write by `_id` alone (a conditional filter would make FerretDB read every
-   * process): the account's slot, held by this request, already serialises creates of one account, and two
-   * claims that still raced (a slot lapsed after its lease) read the same n and so join the same job.
-   * The re-read catches a create that finished in between.
+   * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (kept in
+   * Redis, see `CreationSlots.attempt`); a queued job left behind by an earlier request is joined rather than
+   * duplicated, a finished or failed one is followed by attempt n+1 (whose worker answers "already imported"
+   * when the account exists). A dry run is tied to its request. The account's slot, held by this request,
+   * already serialises creates of one account; two claims that still raced (a slot lapsed after its lease)
+   * saw the same n and so join the same job.
    */
-  async function chooseJobId(
-    processId: string,
-    currentJobId: string | null | undefined,
-    attempt: number,
-    dryRun: boolean,
-    requestId: string,
-  ) {
-    if (currentJobId) {
-      const state = await app.queues
-        .queue('account-creation')
-        .getJobState(currentJobId)
-        .catch(() => {
-          throw redisUnavailable();
-        });
-      if (PENDING_JOB_STATES.has(state)) {
-        if (dryRun) throw new ApiError('account_import_in_progress');
-        return currentJobId;
-      }
-    }
+  async function chooseJobId(member: string, processId: string, dryRun: boolean, requestId: string) {
     // The key holds the supplier's external number, which may contain ':' (not allowed in job ids).
     const ref = encodeURIComponent(processId);
-    if (dryRun) return jobId('dryrun', ref, requestId);
-    const next = jobId('create', ref, String(attempt + 1));
-    await retryTransient(() =>
-      models.AccountImportProcess.updateOne(
-        { _id: processId },
-        { $set: { creationAttempt: attempt + 1, creationJobId: next } },
-      ),
-    );
-    const after = await models.AccountImportProcess.findById(processId)
-      .select({ krakenAccountNumber: 1, externalAccountNumber: 1, creationJobId: 1 })
-      .lean();
-    if (after?.krakenAccountNumber) {
-      throw new ApiError('account_import_process_already_imported', {
-        fields: {
-          external_account_number: after.externalAccountNumber,
-          kraken_account_number: after.krakenAccountNumber,
-        },
-      });
+    const createId = (n: number) => jobId('create', ref, String(n));
+    try {
+      const attempt = await slots.attempt(member);
+      if (attempt > 0) {
+        const state = await app.queues.queue('account-creation').getJobState(createId(attempt));
+        if (PENDING_JOB_STATES.has(state)) {
+          if (dryRun) throw new ApiError('account_import_in_progress');
+          return createId(attempt);
+        }
+      }
+      if (dryRun) return jobId('dryrun', ref, requestId);
+      return createId(await slots.claimAttempt(member, attempt));
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw redisUnavailable();
     }
-    if (after?.creationJobId !== next) throw new ApiError('account_import_in_progress');
-    return next;
   }
 }
