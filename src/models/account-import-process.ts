@@ -24,9 +24,11 @@ export const accountImportProcessSchema = new Schema(
     skipped: { type: Boolean, default: false },
     krakenAccountNumber: { type: String, default: null },
     accountCreatedAt: { type: Date, default: null },
-    /** Number of real (non-dry-run) creates accepted; part of the deterministic id of each create job. */
-    creationAttempt: { type: Number, default: 0 },
-    /** The id of the latest create job: while it is queued or running, the status is IN_PROGRESS. */
+    /**
+     * The create job known to the database: written with the "imported" mark (so a retried finished job
+     * returns its success) and when the API's wait runs out (so the status stays IN_PROGRESS while it is
+     * queued). The attempt counter behind job ids lives in Redis next to the creation slots.
+     */
     creationJobId: { type: String, default: null },
     /**
      * Legacy: payloads now live in `staged_payloads`; never read or written by the service. Declared (no
