@@ -5,7 +5,7 @@ import { Operations } from '../../src/admin/operations.js';
 import { createApiServer } from '../../src/api/instance.js';
 import type { Config } from '../../src/config.js';
 import { accountIdFor } from '../../src/creation/create-account.js';
-import { ledgerIdFor } from '../../src/post-import/record-ids.js';
+import { ledgerIdFor } from '../../src/models/record-ids.js';
 import { graphqlToken } from '../../test/support/app.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 

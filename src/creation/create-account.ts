@@ -20,9 +20,9 @@ import {
   buildNotes,
   buildStatements,
   buildTransactions,
-  derivedId,
   type RecordContext,
 } from './records.js';
+import { derivedId } from '../models/record-ids.js';
 
 /**
  * Account creation: the staged payload becomes the account and its records. Idempotent by construction,

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import { Decimal } from 'decimal.js';
 import { Types } from 'mongoose';
-import { signedAmount } from '../domain/money.js';
+import { documentLocation } from '../domain/document-location.js';
+import { signedAmount, toMinor } from '../domain/money.js';
+import { ledgerIdFor, noteIdFor, statementIdFor, transactionIdFor } from '../models/record-ids.js';
 import { noteDedupKey } from '../models/note.js';
 import type { AccountPayload } from '../schemas/account.js';
 import type { Transaction } from '../schemas/transaction.js';
@@ -19,41 +19,17 @@ type RawPayload = {
   }>;
 };
 
-/**
- * A stable ObjectId for a record: sha256 of its owner (an account id, or an import process key) and natural
- * key, first 12 bytes. Process keys contain '/', so they never collide with an ObjectId's hex form.
- */
-export function derivedId(owner: Types.ObjectId | string, ...key: string[]): Types.ObjectId {
-  const hash = createHash('sha256')
-    .update([typeof owner === 'string' ? owner : owner.toHexString(), ...key].join('\u0000'))
-    .digest();
-  return new Types.ObjectId(hash.subarray(0, 12));
-}
-
-/** Decimal text (already validated, at most 2 places) to integer cents. */
-export function toMinor(amount: string): number {
-  return new Decimal(amount).times(100).toNumber();
-}
-
 export function dayAfter(date: string): string {
   const d = new Date(`${date}T00:00:00Z`);
   d.setUTCDate(d.getUTCDate() + 1);
   return d.toISOString().slice(0, 10);
 }
 
-/** bucket/root/path with no empty or doubled separators. */
-export function documentLocation(bucket: string, root: string, path: string): string {
-  return [bucket, root, path]
-    .flatMap((part) => part.split('/'))
-    .filter((s) => s.length > 0)
-    .join('/');
-}
-
 export type RecordContext = { accountId: Types.ObjectId; bucket: string; documentRoot: string };
 
 export function buildLedgers(data: AccountPayload, ctx: RecordContext) {
   return (data.ledgers ?? []).map((ledger, position) => ({
-    _id: derivedId(ctx.accountId, 'ledger', ledger.ledger_code),
+    _id: ledgerIdFor(ctx.accountId, ledger.ledger_code),
     accountId: ctx.accountId,
     ledgerCode: ledger.ledger_code,
     position,
@@ -66,13 +42,13 @@ export function buildLedgers(data: AccountPayload, ctx: RecordContext) {
 
 export function buildTransactions(data: AccountPayload, raw: RawPayload, ctx: RecordContext) {
   return (data.ledgers ?? []).flatMap((ledger, li) => {
-    const ledgerId = derivedId(ctx.accountId, 'ledger', ledger.ledger_code);
+    const ledgerId = ledgerIdFor(ctx.accountId, ledger.ledger_code);
     const one = (
       tx: Transaction,
       received: unknown,
       origin: 'historical_statement' | 'current_statement',
     ) => ({
-      _id: derivedId(ctx.accountId, 'transaction', tx.transaction_id),
+      _id: transactionIdFor(ctx.accountId, tx.transaction_id),
       accountId: ctx.accountId,
       ledgerId,
       transactionId: tx.transaction_id,
@@ -101,7 +77,7 @@ export function buildNotes(data: AccountPayload, ctx: RecordContext) {
   return (data.notes ?? []).map((note) => {
     const { dedupKey, contentHash } = noteDedupKey(note.body, [], note.created_at);
     return {
-      _id: derivedId(ctx.accountId, 'note', dedupKey),
+      _id: noteIdFor(ctx.accountId, dedupKey),
       accountId: ctx.accountId,
       dedupKey,
       contentHash,
@@ -117,7 +93,7 @@ export function buildNotes(data: AccountPayload, ctx: RecordContext) {
 
 export function buildStatements(data: AccountPayload, ctx: RecordContext) {
   return (data.statements ?? []).map((s) => ({
-    _id: derivedId(ctx.accountId, 'statement', s.statement_id),
+    _id: statementIdFor(ctx.accountId, s.statement_id),
     accountId: ctx.accountId,
     statementId: s.statement_id,
     billPeriodFromDate: s.bill_period_from_date,

@@ -64,6 +64,11 @@ export function toCents(amount: string): bigint {
   return scaled(amount).units * pow10(2 - places);
 }
 
+/** Money string in cents as a JS number, for storage (exact: stored balances stay far below 2^53 cents). */
+export function toMinor(amount: string): number {
+  return Number(toCents(amount));
+}
+
 /** Cents as a money string with 2 places ("-12.00"). */
 export function formatCents(cents: bigint): string {
   const negative = cents < 0n;

@@ -6,7 +6,7 @@ import type { BillingDocumentsImport } from '../schemas/post-import.js';
 import type { Transaction } from '../schemas/transaction.js';
 import { withLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
-import { billingDocumentIdFor, transactionIdFor } from './record-ids.js';
+import { billingDocumentIdFor, transactionIdFor } from '../models/record-ids.js';
 import { insertIgnoringDuplicates } from './target.js';
 import { transactionRecord, type LedgerDoc } from './transactions.js';
 

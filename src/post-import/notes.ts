@@ -4,7 +4,7 @@ import { formatDateTime } from '../api/routes/data-import/import-status.js';
 import { noteDedupKey } from '../models/note.js';
 import type { Models } from '../models/index.js';
 import type { ImportNote } from '../schemas/post-import.js';
-import { noteIdFor } from './record-ids.js';
+import { noteIdFor } from '../models/record-ids.js';
 import { insertIgnoringDuplicates } from './target.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';

@@ -4,7 +4,7 @@ import type { Models } from '../models/index.js';
 import type { HistoricalStatement } from '../schemas/post-import.js';
 import { withLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
-import { ledgerIdFor, statementIdFor } from './record-ids.js';
+import { ledgerIdFor, statementIdFor } from '../models/record-ids.js';
 import { insertIgnoringDuplicates, nextDay } from './target.js';
 import { accountLedgerCodes } from './transactions.js';
 

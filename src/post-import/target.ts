@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HydratedDocument } from 'mongoose';
-import { Decimal } from 'decimal.js';
 import { ApiError } from '../api/errors.js';
 import type { SupplierDoc } from '../api/plugins/tenancy.js';
 import { validationContext } from '../api/validation.js';
@@ -8,6 +7,7 @@ import { accountIdFor } from '../creation/create-account.js';
 import type { ValidationContext, ValidationResult } from '../domain/validation/index.js';
 import type { Account } from '../models/account.js';
 import { processKey } from '../models/account-import-process.js';
+import { documentLocation as storageLocation } from '../domain/document-location.js';
 import { isDuplicateKey } from '../infra/mongo.js';
 
 export { isDuplicateKey };
@@ -77,22 +77,13 @@ export async function findAccount(
   return account;
 }
 
-/** Where a document lives in object storage: bucket, then the supplier's root, then the payload path. */
+/** Where a document of this supplier lives in object storage. */
 export function documentLocation(
   supplier: Pick<SupplierDoc, 'documentBucket' | 'documentRoot'>,
   defaultBucket: string,
   path: string,
 ): string {
-  const bucket = supplier.documentBucket ?? defaultBucket;
-  const root = (supplier.documentRoot ?? '').replace(/^\/+|\/+$/g, '');
-  return [bucket, root, path].filter((part) => part !== '').join('/');
-}
-
-/** A validated money string ("12.34") as integer cents; exact, never through a float. */
-export function toMinor(amount: string | Decimal): number {
-  const cents = new Decimal(amount).times(100);
-  if (!cents.isInteger()) throw new Error(`amount ${amount.toString()} has fractions of a cent`);
-  return cents.toNumber();
+  return storageLocation(supplier.documentBucket ?? defaultBucket, supplier.documentRoot ?? '', path);
 }
 
 type BulkError = {

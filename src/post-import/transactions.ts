@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { signedAmount } from '../domain/money.js';
+import { signedAmount, toMinor } from '../domain/money.js';
 import { accountLedgersModel } from '../models/ledger.js';
 import type { Models } from '../models/index.js';
 import type { transactionOrigins } from '../models/transaction.js';
@@ -8,8 +8,8 @@ import { ApiError } from '../api/errors.js';
 import { addRedatingNote } from './notes.js';
 import { insertMovingBalance, withLedger, type LockedLedger } from './ledger-balance.js';
 import type { LedgerLocks } from './ledger-lock.js';
-import { ledgerIdFor, transactionIdFor } from './record-ids.js';
-import { insertIgnoringDuplicates, toMinor } from './target.js';
+import { ledgerIdFor, transactionIdFor } from '../models/record-ids.js';
+import { insertIgnoringDuplicates } from './target.js';
 
 export type LedgerDoc = LockedLedger;
 type RawTransaction = Record<string, unknown>;
@@ -93,7 +93,7 @@ export function transactionRecord(
     originalTransactionDate: extra.originalTransactionDate ?? null,
     type: t.type,
     amount: t.amount,
-    signedMinor: toMinor(signedAmount(t.type, t.amount)),
+    signedMinor: toMinor(signedAmount(t.type, t.amount).toFixed(2)),
     origin,
     billingDocumentId: extra.billingDocumentId ?? null,
     note: extra.note !== undefined ? extra.note : (t.note ?? null),

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { LightMyRequestResponse } from 'fastify';
 import { accountIdFor } from '../../src/creation/create-account.js';
-import { ledgerIdFor } from '../../src/post-import/record-ids.js';
+import { ledgerIdFor } from '../../src/models/record-ids.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
+import { dayAfter } from '../../src/creation/records.js';
 
 export type LedgerSeed = {
   code: string;
@@ -102,12 +103,6 @@ export async function seedStagedOnly(env: PostImportEnv, external: string) {
 
 export function defaultLedger(overrides: Partial<LedgerSeed> = {}): LedgerSeed {
   return { code: 'ELECTRICITY', lastStatementBalanceMinor: -1500, closingDate: '2025-05-31', ...overrides };
-}
-
-export function dayAfter(day: string): string {
-  const d = new Date(`${day}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
 }
 
 export async function setSupplierStatus(env: PostImportEnv, status: 'Ongoing' | 'Paused' | 'Complete') {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
 import { randomUUID } from 'node:crypto';
 import { processKey } from '../../src/models/account-import-process.js';
-import { ledgerIdFor, transactionIdFor } from '../../src/post-import/record-ids.js';
+import { ledgerIdFor, transactionIdFor } from '../../src/models/record-ids.js';
 import {
   defaultLedger,
   seedAccount,
