@@ -75,6 +75,35 @@ function fail(ctx: z.RefinementCtx, input: unknown, code: string, message: strin
   return z.NEVER;
 }
 
+const isDigit = (c: number): boolean => c >= ZERO && c <= 57;
+
+// 10^0 .. 10^10: every scale a decimal may have (MAX_FRACTION_DIGITS), all exact doubles.
+const SCALES = Array.from({ length: MAX_FRACTION_DIGITS + 1 }, (_, k) => 10 ** k);
+const MAX_UNITS = 10 ** MAX_INT_DIGITS; // 15 significant digits: every such decimal is a distinct double
+
+/**
+ * The canonical text of a finite JSON number without formatting it as a string first (`String(v)` of a
+ * fraction is the costly shortest-round-trip algorithm). If `v` is the double nearest to units / 10^k
+ * for some k <= maxPlaces and |units| < 10^15, that decimal is the only one of at most 15 significant
+ * digits naming `v`, so it is exactly what `String(v)` would print; the smallest such k is its number of
+ * fraction digits. Returns null when there is no such decimal (the caller then formats the number).
+ */
+function numberText(v: number, maxPlaces: number, money: boolean): string | null {
+  for (let k = 0; k <= maxPlaces; k++) {
+    const scale = SCALES[k]!;
+    const units = Math.round(v * scale);
+    if (units / scale !== v) continue; // division of exact integers rounds correctly: the nearest double
+    const abs = units < 0 ? -units : units;
+    if (abs >= MAX_UNITS) return null;
+    const whole = Math.floor(abs / scale);
+    let text = String(whole); // an integer: cheap to format
+    if (k > 0) text += '.' + String(abs - whole * scale).padStart(k, '0');
+    if (money) text += k === 0 ? '.00' : k === 1 ? '0' : '';
+    return units < 0 ? '-' + text : text;
+  }
+  return null;
+}
+
 /**
  * Canonical decimal string of a JSON number or decimal string (-?\d{1,15}(\.\d{1,10})?, no float
  * arithmetic), with leading integer and trailing fraction zeros dropped; money keeps 2 places. A single
@@ -84,6 +113,12 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
   let s: string;
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL);
+    // Fast path for the usual amounts; anything it does not settle (too many places, a negative amount,
+    // more than 15 digits) takes the exact string route below, which also reports the problem.
+    if (!(opts.nonNegative && v < 0)) {
+      const text = numberText(v, opts.money ? 2 : MAX_FRACTION_DIGITS, opts.money === true);
+      if (text !== null) return text;
+    }
     s = String(v); // shortest round-trip form: 0.1 stays "0.1"
     if (s.includes('e')) s = new Decimal(v).toFixed();
   } else {
@@ -106,12 +141,17 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
     return fail(ctx, v, 'invalid_decimal', INVALID_DECIMAL);
   let intStart = sign;
   while (intStart < intEnd - 1 && s.charCodeAt(intStart) === ZERO) intStart++;
+  const givenPlaces = fracEnd > fracStart ? fracEnd - fracStart : 0;
   while (fracEnd > fracStart && s.charCodeAt(fracEnd - 1) === ZERO) fracEnd--;
   const places = fracEnd > fracStart ? fracEnd - fracStart : 0;
   const negative = sign === 1 && (places > 0 || intEnd - intStart > 1 || s.charCodeAt(intStart) !== ZERO);
   if (opts.money && places > 2)
     return fail(ctx, v, 'too_many_decimal_places', 'Money has at most 2 decimal places.');
   if (opts.nonNegative && negative) return fail(ctx, v, 'negative_amount', 'Must not be negative.');
+  // Already canonical (no leading zeros, no "-0", and exactly the places the output has): no new string.
+  if (intStart === sign && negative === (sign === 1)) {
+    if (opts.money ? givenPlaces === 2 : givenPlaces === places) return s;
+  }
   let text = s.slice(intStart, intEnd);
   if (places > 0) text += s.slice(intEnd, fracEnd);
   if (negative) text = '-' + text;
@@ -119,8 +159,6 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
   if (!opts.money) return text;
   return places === 0 ? text + '.00' : places === 1 ? text + '0' : text;
 }
-
-const isDigit = (c: number): boolean => c >= ZERO && c <= 57;
 
 /** A JSON number or decimal string, normalised to a canonical decimal string (exact, never a float). */
 export const decimal = (opts: DecimalOptions = {}) =>

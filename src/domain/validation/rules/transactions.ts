@@ -7,11 +7,10 @@ import { checkChoice, checkOrder, checkUnique, eachParsed, quote, type RuleEnv }
 
 type Txn = Loose<Transaction>;
 type TxnType = NonNullable<Txn['type']>;
-type TxnField = keyof Transaction;
 
 export type LocatedTransaction = { txn: Txn; attr: string };
 
-const REQUIRED_FOR: Readonly<Record<TxnType, readonly TxnField[]>> = {
+const REQUIRED_FOR: Readonly<Record<TxnType, readonly TypedField[]>> = {
   PAYMENT: ['payment_type'],
   REPAYMENT: ['payment_type'],
   CHARGE: ['reason'],
@@ -19,7 +18,7 @@ const REQUIRED_FOR: Readonly<Record<TxnType, readonly TxnField[]>> = {
   SUPPLY_CHARGE: ['product_code', 'line_items'],
 };
 
-const ONLY_FOR: readonly [TxnField, readonly TxnType[]][] = [
+const ONLY_FOR: readonly [TypedField, readonly TxnType[]][] = [
   ['payment_type', ['PAYMENT', 'REPAYMENT']],
   ['product_code', ['SUPPLY_CHARGE']],
   ['line_items', ['SUPPLY_CHARGE']],
@@ -29,11 +28,37 @@ const ONLY_FOR: readonly [TxnField, readonly TxnType[]][] = [
 // Tax units where amount = value_taxed × rate holds; catalogue extensions may add units with other meanings.
 const MULTIPLICATIVE_TAX_UNITS = new Set(['PROPORTION', 'CURRENCY_PER_KWH']);
 
+// The fields the two tables above name, one bit each: a transaction's fields become a mask with a few
+// plain property reads, so the common case (every field right for its type) does no keyed lookups.
+const FIELD_BITS = { payment_type: 1, reason: 2, product_code: 4, line_items: 8, tax_items: 16 } as const;
+type TypedField = keyof typeof FIELD_BITS;
+
+function presentFields(t: Txn): number {
+  return (
+    (t.payment_type === undefined ? 0 : FIELD_BITS.payment_type) |
+    (t.reason === undefined ? 0 : FIELD_BITS.reason) |
+    (t.product_code === undefined ? 0 : FIELD_BITS.product_code) |
+    (t.line_items === undefined ? 0 : FIELD_BITS.line_items) |
+    (t.tax_items === undefined ? 0 : FIELD_BITS.tax_items)
+  );
+}
+
+const maskOf = (fields: readonly TypedField[]): number => fields.reduce((m, f) => m | FIELD_BITS[f], 0);
+const TYPES = Object.keys(REQUIRED_FOR) as TxnType[];
+const REQUIRED_MASK = Object.fromEntries(TYPES.map((type) => [type, maskOf(REQUIRED_FOR[type])])) as Readonly<
+  Record<TxnType, number>
+>;
+const FORBIDDEN_MASK = Object.fromEntries(
+  TYPES.map((type) => [type, maskOf(ONLY_FOR.filter(([, types]) => !types.includes(type)).map(([f]) => f))]),
+) as Readonly<Record<TxnType, number>>;
+
 function checkTypeFields(env: RuleEnv, t: Txn, attr: string): void {
   const type = t.type;
   if (type === undefined) return;
+  const present = presentFields(t);
+  const missing = REQUIRED_MASK[type] & ~present;
   // A field that failed its own schema is absent here; only claim "missing" when the whole item parsed.
-  if (env.isComplete(t)) {
+  if (missing !== 0 && env.isComplete(t)) {
     for (const field of REQUIRED_FOR[type]) {
       if (t[field] === undefined)
         env.out.add(
@@ -43,6 +68,7 @@ function checkTypeFields(env: RuleEnv, t: Txn, attr: string): void {
         );
     }
   }
+  if ((present & FORBIDDEN_MASK[type]) === 0) return;
   for (const [field, types] of ONLY_FOR) {
     if (t[field] !== undefined && !types.includes(type)) {
       env.out.add(
@@ -55,12 +81,15 @@ function checkTypeFields(env: RuleEnv, t: Txn, attr: string): void {
 }
 
 function checkLineItems(env: RuleEnv, items: NonNullable<Txn['line_items']>, attr: string): void {
+  const rateBands = env.catalogue.rate_band;
   for (let i = 0; i < items.length; i++) {
     const li = items[i];
     if (li === undefined) continue;
-    const at = child(attr, 'line_items', i);
-    checkChoice(env, 'rate_band', li.rate_band, at, 'rate_band');
-    checkOrder(env, li.start_date, li.end_date, at, 'start_date');
+    // Paths are built only for an item with a problem.
+    if (li.rate_band !== undefined && !rateBands.has(li.rate_band))
+      checkChoice(env, 'rate_band', li.rate_band, child(attr, 'line_items', i), 'rate_band');
+    if (li.start_date !== undefined && li.end_date !== undefined && li.start_date > li.end_date)
+      checkOrder(env, li.start_date, li.end_date, child(attr, 'line_items', i), 'start_date');
     if (
       li.net_amount !== undefined &&
       li.price_per_unit !== undefined &&
@@ -69,7 +98,7 @@ function checkLineItems(env: RuleEnv, items: NonNullable<Txn['line_items']>, att
     ) {
       env.out.add(
         'incorrect_line_item_net_amount',
-        child(at, 'net_amount'),
+        child(attr, 'line_items', i, 'net_amount'),
         `net_amount ${li.net_amount} is not price_per_unit × number_of_units to the cent.`,
       );
     }
@@ -80,9 +109,10 @@ function checkTaxItems(env: RuleEnv, items: NonNullable<Txn['tax_items']>, attr:
   for (let i = 0; i < items.length; i++) {
     const tax = items[i];
     if (tax === undefined) continue;
-    const at = child(attr, 'tax_items', i);
-    checkChoice(env, 'tax_type', tax.tax_type, at, 'tax_type');
-    checkChoice(env, 'tax_unit_type', tax.unit_type, at, 'unit_type');
+    if (tax.tax_type !== undefined && !env.catalogue.tax_type.has(tax.tax_type))
+      checkChoice(env, 'tax_type', tax.tax_type, child(attr, 'tax_items', i), 'tax_type');
+    if (tax.unit_type !== undefined && !env.catalogue.tax_unit_type.has(tax.unit_type))
+      checkChoice(env, 'tax_unit_type', tax.unit_type, child(attr, 'tax_items', i), 'unit_type');
     if (
       tax.unit_type !== undefined &&
       MULTIPLICATIVE_TAX_UNITS.has(tax.unit_type) &&
@@ -93,7 +123,7 @@ function checkTaxItems(env: RuleEnv, items: NonNullable<Txn['tax_items']>, attr:
     ) {
       env.out.add(
         'incorrect_tax_item_amount',
-        child(at, 'amount'),
+        child(attr, 'tax_items', i, 'amount'),
         `amount ${tax.amount} is not value_taxed × rate to the cent.`,
       );
     }
@@ -197,10 +227,12 @@ export function checkLedgers(
     codes.push({ key: l.ledger_code, attr: child(attr, 'ledger_code') });
     const closing = l.last_statement_closing_date;
     const historical = l.historical_statement_transactions;
+    // One path per transaction: the list's prefix is built once.
+    const historicalPrefix = `${child(attr, 'historical_statement_transactions')}.`;
     for (let j = 0; historical !== undefined && j < historical.length; j++) {
       const t = historical[j];
       if (t === undefined) continue;
-      const at = child(attr, 'historical_statement_transactions', j);
+      const at = historicalPrefix + j;
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
       if (closing !== undefined && t.transaction_date !== undefined && t.transaction_date > closing) {
@@ -212,10 +244,11 @@ export function checkLedgers(
       }
     }
     const current = l.current_statement_transactions;
+    const currentPrefix = `${child(attr, 'current_statement_transactions')}.`;
     for (let j = 0; current !== undefined && j < current.length; j++) {
       const t = current[j];
       if (t === undefined) continue;
-      const at = child(attr, 'current_statement_transactions', j);
+      const at = currentPrefix + j;
       checkTransaction(env, t, at);
       located.push({ txn: t, attr: at });
       if (closing !== undefined && t.transaction_date !== undefined && t.transaction_date <= closing) {
