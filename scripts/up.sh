@@ -27,7 +27,10 @@ SKIP_REDIS="$(port_open "$RHOST" "$RPORT" && echo 1 || true)" \
 if ! port_open "$MHOST" "$MPORT"; then
   echo "[up] starting FerretDB (SQLite backend) on $MHOST:$MPORT"
   mkdir -p .data/ferretdb
-  nohup .tools/bin/ferretdb --handler=sqlite --sqlite-url=file:.data/ferretdb/ --state-dir=.data/ferretdb \
+  # WAL with synchronous=NORMAL: a commit survives a crash of FerretDB or the service, and only an OS crash
+  # or power loss can drop the last few (MongoDB's default journaling has the same window, ~100 ms).
+  nohup .tools/bin/ferretdb --handler=sqlite --sqlite-url='file:.data/ferretdb/?_pragma=synchronous(normal)' \
+    --state-dir=.data/ferretdb \
     --listen-addr="$MHOST:$MPORT" --debug-addr=- --telemetry=disable --log-level=WARN \
     >.data/logs/ferretdb.log 2>&1 &
   echo $! >.data/pids/ferretdb.pid

@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { validAccountPayload } from '../../test/domain/fixtures.js';
@@ -34,17 +35,45 @@ async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], siz
   const config = makeConfig({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
   const e = await creationEnv(config, { workers: false });
   const port = await freePort();
-  const base = childEnv(config);
+  // BENCH_CHILD_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the web and worker processes.
+  const base = childEnv(
+    config,
+    process.env.BENCH_CHILD_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS } : {},
+  );
   const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
   const worker = startProcess('worker', { ...base, WORKER_CONCURRENCY });
+  // node:http with keep-alive: a lighter client than fetch, so the load generator takes less of the
+  // machine's two cores from the service it measures.
+  const agent = new Agent({ keepAlive: true, maxSockets: LIMIT });
   try {
     await waitForPort(port);
     const url = (path: string) => `http://127.0.0.1:${port}/v1/data-import/account-import-process/${path}/`;
-    const post = async (path: string, body: string): Promise<Timed> => {
-      const t0 = performance.now();
-      const res = await fetch(url(path), { method: 'POST', headers: e.headers, body });
-      return { status: res.status, body: await res.text(), ms: performance.now() - t0 };
-    };
+    const post = (path: string, body: string): Promise<Timed> =>
+      new Promise((resolve, reject) => {
+        const t0 = performance.now();
+        const req = request(
+          url(path),
+          {
+            method: 'POST',
+            agent,
+            headers: { ...e.headers, 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                body: Buffer.concat(chunks).toString(),
+                ms: performance.now() - t0,
+              }),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
     const template = validAccountPayload();
     const externals = Array.from({ length: size }, (_, i) => `TP-${String(i).padStart(6, '0')}`);
     const stageMs: number[] = [];
@@ -96,6 +125,7 @@ async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], siz
       retried_429: retried429,
     };
   } finally {
+    agent.destroy();
     await Promise.all([web.stop(), worker.stop()]);
     await e.close();
   }

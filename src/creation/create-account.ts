@@ -23,6 +23,8 @@ import {
   type RecordContext,
 } from './records.js';
 import { derivedId } from '../models/record-ids.js';
+import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
+import { creationLookups } from './lookups.js';
 
 /**
  * Account creation: the staged payload becomes the account and its records. Idempotent by construction,
@@ -87,24 +89,12 @@ export function newAccountNumber(): string {
   return `A-${randomBytes(4).toString('hex').toUpperCase()}`;
 }
 
-function isDuplicateKey(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const e = err as { code?: number; writeErrors?: Array<{ code?: number; err?: { code?: number } }> };
-  if (e.writeErrors?.length) return e.writeErrors.every((w) => (w.code ?? w.err?.code) === 11000);
-  return e.code === 11000;
-}
-
 /** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
-async function insertMissing(model: Model<any>, docs: object[]): Promise<void> {
+async function insertMissing(model: Model<any>, docs: object[], now: Date): Promise<void> {
   if (docs.length === 0) return;
-  await retryTransient(async () => {
-    try {
-      await model.insertMany(docs, { ordered: false });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-  });
+  const complete = docs.map((doc) => completeDocument(model, doc, now));
+  await retryTransient(() => batchedInsert(model, complete));
 }
 
 const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
@@ -115,9 +105,14 @@ const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
 
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
   const { models } = deps.db;
+  const lookups = creationLookups(deps.db, deps.config);
   // The API reads no process before enqueueing: these refusals, in the API's documented order, are the
-  // worker's (an operator may mark a process skipped that was never staged).
-  const process = await models.AccountImportProcess.findById(input.processId).lean();
+  // worker's (an operator may mark a process skipped that was never staged). The payload is read alongside
+  // (both by `_id`): wasted only on a refusal.
+  const [process, staged] = await Promise.all([
+    models.AccountImportProcess.findById(input.processId).lean(),
+    loadStagedPayload(models, input.processId),
+  ]);
   if (!process) return refuse('import_process_does_not_exist');
   if (process.krakenAccountNumber) {
     // The same job retried after it had finished its writes: the same success again.
@@ -144,10 +139,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   if (process.skipped) return refuse('account_import_process_skipped');
   if (!process.stagedAt) return refuse('import_process_does_not_exist');
 
-  const supplier = await models.ImportSupplier.findOne({
-    code: process.importSupplier,
-    organisationId: process.organisationId,
-  }).lean();
+  const supplier = await lookups.supplier(process.importSupplier, process.organisationId);
   if (!supplier) return refuse('import_process_does_not_exist');
   if (supplier.status !== 'Ongoing') {
     return refuse(
@@ -155,14 +147,10 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
       `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
     );
   }
-  if (
-    !Types.ObjectId.isValid(input.operationsTeamId) ||
-    !(await models.OperationsTeam.exists({ _id: input.operationsTeamId }))
-  ) {
+  if (!(await lookups.teamExists(input.operationsTeamId))) {
     return refuse('operations_team_name_does_not_exist');
   }
 
-  const staged = await loadStagedPayload(models, process._id);
   if (!staged) return refuse('import_process_does_not_exist');
   const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
   let validated = validateAccount(JSON.parse(staged), validationContext);
@@ -203,17 +191,21 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   // was made from, even if the account was re-staged since.
   const accountId = accountIdFor(process._id);
   const account = validated.ok
-    ? await insertAccount(models, {
-        _id: accountId,
-        organisationId: process.organisationId,
-        importSupplier: process.importSupplier,
-        externalAccountNumber: process.externalAccountNumber,
-        processId: process._id,
-        operationsTeamId: new Types.ObjectId(input.operationsTeamId),
-        ...accountFields(validated.data),
-        sourcePayload: staged,
-        migrationEmailStatus: sendEmail ? 'pending' : null,
-      })
+    ? await insertAccount(
+        models,
+        {
+          _id: accountId,
+          organisationId: process.organisationId,
+          importSupplier: process.importSupplier,
+          externalAccountNumber: process.externalAccountNumber,
+          processId: process._id,
+          operationsTeamId: new Types.ObjectId(input.operationsTeamId),
+          ...accountFields(validated.data),
+          sourcePayload: staged,
+          migrationEmailStatus: sendEmail ? 'pending' : null,
+        },
+        deps.clock(),
+      )
     : await models.Account.findById(accountId).lean();
   if (!account) return refuse('account_failed_validation');
   if (account.sourcePayload && account.sourcePayload !== staged) {
@@ -225,7 +217,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
 
   const ctx = recordContext(account._id);
-  await writeRecords(deps.db, data, raw, ctx);
+  await writeRecords(deps.db, data, raw, ctx, deps.clock());
 
   // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
   // and so its number and creation time, is the one account of this process, so every retry writes the same.
@@ -255,32 +247,37 @@ async function writeRecords(
   data: AccountPayload,
   raw: Parameters<typeof buildTransactions>[1],
   ctx: RecordContext,
+  now: Date,
 ) {
   const { models } = db;
   await Promise.all([
-    insertMissing(models.Ledger, buildLedgers(data, ctx)),
-    insertMissing(models.Transaction, buildTransactions(data, raw, ctx)),
-    insertMissing(models.Note, buildNotes(data, ctx)),
-    insertMissing(models.Statement, buildStatements(data, ctx)),
+    insertMissing(models.Ledger, buildLedgers(data, ctx), now),
+    insertMissing(models.Transaction, buildTransactions(data, raw, ctx), now),
+    insertMissing(models.Note, buildNotes(data, ctx), now),
+    insertMissing(models.Statement, buildStatements(data, ctx), now),
   ]);
 }
 
 type NewAccount = Record<string, unknown> & { _id: Types.ObjectId };
 
+/** The fields of an account that creation reads back. */
+type AccountRow = {
+  _id: Types.ObjectId;
+  number: string;
+  createdAt?: Date | null;
+  sourcePayload?: string | null;
+  migrationEmailStatus?: string | null;
+};
+
 /** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
-async function insertAccount(models: Database['models'], fields: NewAccount) {
+async function insertAccount(models: Database['models'], fields: NewAccount, now: Date): Promise<AccountRow> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    try {
-      const [doc] = await retryTransient(() =>
-        models.Account.insertMany([{ ...fields, number: newAccountNumber() }]),
-      );
-      return doc!.toObject();
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      // Either another attempt of this creation inserted the account first, or the number was taken.
-      const winner = await models.Account.findById(fields._id).lean();
-      if (winner) return winner;
-    }
+    const doc = completeDocument(models.Account, { ...fields, number: newAccountNumber() }, now);
+    const [outcome] = await retryTransient(() => batchedInsert(models.Account, [doc]));
+    if (outcome === 'inserted') return doc as unknown as AccountRow;
+    // Either another attempt of this creation inserted the account first, or the number was taken.
+    const winner = await models.Account.findById(fields._id).lean();
+    if (winner) return winner;
   }
   throw new Error('could not allocate a unique account number');
 }

@@ -12,23 +12,29 @@ import { processKey } from '../models/account-import-process.js';
  */
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-// KEYS: slots, peak. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker').
-// Returns {status, in_flight}: 1 taken (or renewed, worker mode), 0 limit reached, -1 already held (api mode).
+// KEYS: slots, peak, attempts. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker'), claim.
+// Returns {status, in_flight, attempt, claimed}: status 1 taken (or renewed, worker mode), 0 limit reached,
+// -1 already held (api mode). `attempt` is the account's create attempt (see `CreationSlots.claimAttempt`); with
+// claim = '1', an account that never had one gets its first in the same step (claimed = 1), which saves
+// the common first create two round trips.
 const ACQUIRE = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local lease = tonumber(ARGV[3])
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1])} end
+  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1]), 0, 0} end
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-  return {1, redis.call('ZCARD', KEYS[1])}
+  return {1, redis.call('ZCARD', KEYS[1]), 0, 0}
 end
 local card = redis.call('ZCARD', KEYS[1])
 local limit = tonumber(ARGV[2])
-if limit > 0 and card >= limit then return {0, card} end
+if limit > 0 and card >= limit then return {0, card, 0, 0} end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 card = card + 1
 if card > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], card) end
-return {1, card}`;
+if ARGV[4] ~= 'api' then return {1, card, 0, 0} end
+local attempt = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+if attempt == 0 and ARGV[5] == '1' then return {1, card, redis.call('HINCRBY', KEYS[3], ARGV[1], 1), 1} end
+return {1, card, attempt, 0}`;
 
 // Renews only a slot that is still held: a late heartbeat must never resurrect a released slot.
 const RENEW = `${NOW}
@@ -57,11 +63,13 @@ type SlotCommands = {
   slotAcquire(
     slots: string,
     peak: string,
+    attempts: string,
     member: string,
     limit: number,
     leaseMs: number,
     mode: string,
-  ): Promise<[number, number]>;
+    claim: string,
+  ): Promise<[number, number, number, number]>;
   slotRenew(slots: string, member: string, leaseMs: number): Promise<number>;
   slotHeld(slots: string, member: string): Promise<number>;
   slotInFlight(slots: string): Promise<number>;
@@ -70,7 +78,7 @@ type SlotCommands = {
 
 function withCommands(redis: Redis): Redis & SlotCommands {
   if (!('slotAcquire' in redis)) {
-    redis.defineCommand('slotAcquire', { numberOfKeys: 2, lua: ACQUIRE });
+    redis.defineCommand('slotAcquire', { numberOfKeys: 3, lua: ACQUIRE });
     redis.defineCommand('slotRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
     redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
@@ -84,7 +92,13 @@ export function slotMember(importSupplier: string, externalAccountNumber: string
   return processKey(importSupplier, externalAccountNumber);
 }
 
-export type AcquireResult = { status: 'taken' | 'limit_reached' | 'already_held'; inFlight: number };
+export type AcquireResult = {
+  status: 'taken' | 'limit_reached' | 'already_held';
+  inFlight: number;
+  /** API mode, when taken: the account's create attempt, and whether this call claimed it (the first). */
+  attempt: number;
+  claimed: boolean;
+};
 
 export type SlotSettings = {
   QUEUE_PREFIX: string;
@@ -110,19 +124,31 @@ export class CreationSlots {
   }
 
   /**
-   * `api`: a new creation; refused when the account already holds a slot (a create is running).
+   * `api`: a new creation; refused when the account already holds a slot (a create is running). With
+   * `claimFirst`, an account that never had a create attempt claims its first in the same step.
    * `worker`: the job's own slot; renewed when held, else taken again if the limit allows.
    */
-  async acquire(member: string, mode: 'api' | 'worker'): Promise<AcquireResult> {
-    const [status, inFlight] = await this.redis.slotAcquire(
+  async acquire(
+    member: string,
+    mode: 'api' | 'worker',
+    options: { claimFirst?: boolean } = {},
+  ): Promise<AcquireResult> {
+    const [status, inFlight, attempt, claimed] = await this.redis.slotAcquire(
       this.key,
       this.peakKey,
+      this.attemptsKey,
       member,
       this.limit,
       this.leaseMs,
       mode,
+      options.claimFirst ? '1' : '0',
     );
-    return { status: status === 1 ? 'taken' : status === 0 ? 'limit_reached' : 'already_held', inFlight };
+    return {
+      status: status === 1 ? 'taken' : status === 0 ? 'limit_reached' : 'already_held',
+      inFlight,
+      attempt,
+      claimed: claimed === 1,
+    };
   }
 
   async renew(member: string): Promise<boolean> {
@@ -142,15 +168,11 @@ export class CreationSlots {
   }
 
   /**
-   * Real (non-dry-run) creates accepted for an account: part of each create job's deterministic id. Kept in
-   * Redis next to the slot and the jobs themselves (never expiring, so an id is never reused while a job
-   * keeps it), so choosing the id costs no database round trip.
+   * Moves the account to the attempt after `seen`, unless another claim already did; returns the attempt.
+   * Attempts count the real (non-dry-run) creates accepted for an account and are part of each create job's
+   * deterministic id. They are kept in Redis next to the slot and the jobs themselves (never expiring, so an
+   * id is never reused while a job keeps it), so choosing the id costs no database round trip.
    */
-  async attempt(member: string): Promise<number> {
-    return Number((await this.redis.hget(this.attemptsKey, member)) ?? 0);
-  }
-
-  /** Moves the account to the attempt after `seen`, unless another claim already did; returns the attempt. */
   async claimAttempt(member: string, seen: number): Promise<number> {
     return this.redis.slotClaimAttempt(this.attemptsKey, member, seen);
   }

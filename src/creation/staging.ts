@@ -4,6 +4,7 @@ import type { Models } from '../models/index.js';
 import { stagedPayloadModel } from '../models/staged-payload.js';
 import { retryTransient } from './transient.js';
 import { isDuplicateKey } from '../infra/mongo.js';
+import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }
@@ -34,8 +35,9 @@ export async function loadStagedPayload(models: Models, key: string): Promise<st
  * the writes: a stage racing the final step of a create may still store its payload after the account
  * exists, which changes nothing (the account keeps the payload it was made from; an imported process is
  * never created from again). The payload goes first, so a process only ever counts as staged with its payload
- * stored; the `_id` makes concurrent first stages converge on one process (the loser of the insert race gets
- * a duplicate-key error and retries as an update).
+ * stored. A first stage (no process yet, the common case in a migration) is two inserts, sent together with
+ * other requests' inserts (`batchedInsert`); the `_id`s make concurrent first stages converge on one process
+ * (the loser of the insert race gets a duplicate key and continues as an update).
  */
 export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
   const _id = processKey(input.importSupplier, input.externalAccountNumber);
@@ -46,29 +48,46 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
     return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
   if (existing?.skipped) return { status: 'skipped' };
 
-  await upsertById(() =>
-    stagedPayloadModel(models.AccountImportProcess.db).updateOne(
-      { _id },
-      { $set: { payload: input.payload, stagedAt: input.now } },
-      { upsert: true },
-    ),
+  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
+  const payloadDoc = { _id, payload: input.payload, stagedAt: input.now };
+  const replacePayload = () =>
+    upsertById(() =>
+      payloads.updateOne(
+        { _id },
+        { $set: { payload: input.payload, stagedAt: input.now } },
+        { upsert: true },
+      ),
+    );
+  const markStaged = () =>
+    retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
+
+  if (existing) {
+    await replacePayload();
+    await markStaged();
+    return { status: 'updated' };
+  }
+  const [payloadOutcome] = await retryTransient(() =>
+    batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
   );
+  if (payloadOutcome === 'duplicate') await replacePayload();
   // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
-  const result = await upsertById(() =>
-    models.AccountImportProcess.updateOne(
-      { _id },
-      {
-        $set: { stagedAt: input.now },
-        $setOnInsert: {
-          organisationId: input.organisationId,
-          importSupplier: input.importSupplier,
-          externalAccountNumber: input.externalAccountNumber,
-        },
-      },
-      { upsert: true },
-    ),
+  const processDoc = completeDocument(
+    models.AccountImportProcess,
+    {
+      _id,
+      organisationId: input.organisationId,
+      importSupplier: input.importSupplier,
+      externalAccountNumber: input.externalAccountNumber,
+      stagedAt: input.now,
+    },
+    input.now,
   );
-  return { status: result.upsertedCount === 1 ? 'created' : 'updated' };
+  const [processOutcome] = await retryTransient(() =>
+    batchedInsert(models.AccountImportProcess, [processDoc]),
+  );
+  if (processOutcome === 'inserted') return { status: 'created' };
+  await markStaged();
+  return { status: 'updated' };
 }
 
 /** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */

@@ -53,7 +53,11 @@ export function ferretdbBinary(): string | null {
   return null;
 }
 
-/** A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port. */
+/**
+ * A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port.
+ * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
+ * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
+ */
 export async function startFerretDb(): Promise<LocalServer> {
   const bin = ferretdbBinary();
   if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
@@ -63,7 +67,7 @@ export async function startFerretDb(): Promise<LocalServer> {
     bin,
     [
       '--handler=sqlite',
-      `--sqlite-url=file:${dir}/`,
+      `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`,
       `--state-dir=${dir}`,
       `--listen-addr=127.0.0.1:${port}`,
       '--debug-addr=-',

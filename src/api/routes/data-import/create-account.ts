@@ -114,7 +114,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       // other lookup, so a refusal at the limit costs next to nothing.
       const member = slotMember(supplier.code, body.external_account_number);
       const key = processKey(supplier.code, body.external_account_number);
-      const slot = await slots.acquire(member, 'api').catch(() => {
+      const slot = await slots.acquire(member, 'api', { claimFirst: !dryRun }).catch(() => {
         throw redisUnavailable();
       });
       if (slot.status === 'already_held') throw new ApiError('account_import_in_progress');
@@ -129,7 +129,9 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         const found = await findTeamId(body.operations_team_name);
         if (!found) throw new ApiError('operations_team_name_does_not_exist');
         teamId = found;
-        id = await chooseJobId(member, processId, dryRun, request.id);
+        id = slot.claimed
+          ? createJobId(processId, slot.attempt)
+          : await chooseJobId(member, processId, slot.attempt, dryRun, request.id);
       } catch (err) {
         await slots.release(member).catch(() => undefined);
         throw err;
@@ -181,30 +183,37 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
 
   /**
    * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (kept in
-   * Redis, see `CreationSlots.attempt`); a queued job left behind by an earlier request is joined rather than
+   * Redis, see `CreationSlots.claimAttempt`; an account's first is claimed with its slot); a queued job left behind by an earlier request is joined rather than
    * duplicated, a finished or failed one is followed by attempt n+1 (whose worker answers "already imported"
    * when the account exists). A dry run is tied to its request. The account's slot, held by this request,
    * already serialises creates of one account; two claims that still raced (a slot lapsed after its lease)
    * saw the same n and so join the same job.
    */
-  async function chooseJobId(member: string, processId: string, dryRun: boolean, requestId: string) {
-    // The key holds the supplier's external number, which may contain ':' (not allowed in job ids).
-    const ref = encodeURIComponent(processId);
-    const createId = (n: number) => jobId('create', ref, String(n));
+  async function chooseJobId(
+    member: string,
+    processId: string,
+    attempt: number,
+    dryRun: boolean,
+    requestId: string,
+  ) {
     try {
-      const attempt = await slots.attempt(member);
       if (attempt > 0) {
-        const state = await app.queues.queue('account-creation').getJobState(createId(attempt));
+        const state = await app.queues.queue('account-creation').getJobState(createJobId(processId, attempt));
         if (PENDING_JOB_STATES.has(state)) {
           if (dryRun) throw new ApiError('account_import_in_progress');
-          return createId(attempt);
+          return createJobId(processId, attempt);
         }
       }
-      if (dryRun) return jobId('dryrun', ref, requestId);
-      return createId(await slots.claimAttempt(member, attempt));
+      if (dryRun) return jobId('dryrun', encodeURIComponent(processId), requestId);
+      return createJobId(processId, await slots.claimAttempt(member, attempt));
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw redisUnavailable();
     }
   }
+}
+
+/** The key holds the supplier's external number, which may contain ':' (not allowed in job ids). */
+function createJobId(processId: string, attempt: number): string {
+  return jobId('create', encodeURIComponent(processId), String(attempt));
 }
