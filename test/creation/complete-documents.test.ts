@@ -25,7 +25,6 @@ afterAll(() => conn.close());
 
 const now = new Date('2026-11-22T10:00:00.000Z');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model
 function asMongooseWouldStore(model: Model<any>, doc: object): Record<string, unknown> {
   const stored = new model(doc).toObject({ depopulate: true }) as Record<string, unknown>;
   const options = model.schema.options as { timestamps?: boolean; versionKey?: string | false };
