@@ -40,14 +40,14 @@ describe('documents built for inserts that bypass mongoose', () => {
   const data = result.data;
   const ctx = { accountId: new Types.ObjectId(), bucket: 'bucket', documentRoot: 'root' };
 
-  const cases: Array<[string, Model<unknown>, object[]]> = [
-    ['ledgers', models.Ledger as Model<unknown>, buildLedgers(data, ctx)],
-    ['transactions', models.Transaction as Model<unknown>, buildTransactions(data, raw, ctx)],
-    ['notes', models.Note as Model<unknown>, buildNotes(data, ctx)],
-    ['statements', models.Statement as Model<unknown>, buildStatements(data, ctx)],
+  const cases: Array<[string, Model<any>, object[]]> = [
+    ['ledgers', models.Ledger, buildLedgers(data, ctx)],
+    ['transactions', models.Transaction, buildTransactions(data, raw, ctx)],
+    ['notes', models.Note, buildNotes(data, ctx)],
+    ['statements', models.Statement, buildStatements(data, ctx)],
     [
       'account',
-      models.Account as Model<unknown>,
+      models.Account,
       [
         {
           _id: ctx.accountId,
@@ -65,7 +65,7 @@ describe('documents built for inserts that bypass mongoose', () => {
     ],
     [
       'import process',
-      models.AccountImportProcess as Model<unknown>,
+      models.AccountImportProcess,
       [
         {
           _id: processKey('SUPPLIER', 'EXT-1'),
@@ -78,7 +78,7 @@ describe('documents built for inserts that bypass mongoose', () => {
     ],
     [
       'staged payload',
-      stagedPayloadModel(conn) as Model<unknown>,
+      stagedPayloadModel(conn),
       [{ _id: processKey('SUPPLIER', 'EXT-1'), payload: '{}', stagedAt: now }],
     ],
   ];
