@@ -49,6 +49,8 @@ export async function creationEnv(config: Config, options: { workers?: boolean }
     });
   return {
     app,
+    workers,
+    workerDb,
     headers,
     stage,
     create,
