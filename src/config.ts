@@ -61,6 +61,11 @@ export const configSchema = z.object({
       }
     }),
   METRICS_ENABLED: bool.default(true),
+  /**
+   * Worker threads that parse, validate and serialise validate-account bodies off the event loop; 0
+   * validates on the event loop. One thread beside the event loop uses the second core of a 2-core pod.
+   */
+  VALIDATION_THREADS: z.coerce.number().int().min(0).max(64).default(1),
 });
 
 export type Config = z.infer<typeof configSchema>;

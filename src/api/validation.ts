@@ -11,8 +11,21 @@ import {
   type ValidationResult,
 } from '../domain/validation/index.js';
 import { sortErrors } from '../domain/validation/field-error.js';
+import type { Config } from '../config.js';
+import { regionNames } from '../domain/region/index.js';
+import type { ValidationPool } from '../validation-pool/pool.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
+
+/** The validation profile of a body without a (known) supplier. */
+export const DEFAULT_REGION = 'ES';
+
+/** CATALOGUE_EXTRA restricted to the catalogue's names: what a deployment adds to the defaults. */
+export function catalogueExtra(config: Config): Partial<Record<CatalogueName, string[]>> {
+  return Object.fromEntries(
+    Object.entries(config.CATALOGUE_EXTRA).filter(([name]) => catalogueNames.includes(name as CatalogueName)),
+  );
+}
 
 const catalogues = new WeakMap<FastifyInstance, Catalogue>();
 
@@ -20,24 +33,17 @@ const catalogues = new WeakMap<FastifyInstance, Catalogue>();
 function catalogueFor(app: FastifyInstance): Catalogue {
   let catalogue = catalogues.get(app);
   if (!catalogue) {
-    const extra = Object.fromEntries(
-      Object.entries(app.config.CATALOGUE_EXTRA).filter(([name]) =>
-        catalogueNames.includes(name as CatalogueName),
-      ),
-    );
-    catalogue = buildCatalogue(extra);
+    catalogue = buildCatalogue(catalogueExtra(app.config));
     catalogues.set(app, catalogue);
   }
   return catalogue;
 }
 
 /** "Today" for date rules is the UTC calendar date of the app's clock. */
+const todayOf = (app: FastifyInstance): string => app.clock().toISOString().slice(0, 10);
+
 export function validationContext(app: FastifyInstance, supplier: SupplierDoc | null): ValidationContext {
-  return {
-    region: supplier?.region ?? 'ES',
-    catalogue: catalogueFor(app),
-    today: app.clock().toISOString().slice(0, 10),
-  };
+  return { region: supplier?.region ?? DEFAULT_REGION, catalogue: catalogueFor(app), today: todayOf(app) };
 }
 
 function field(body: unknown, name: string): unknown {
@@ -68,13 +74,54 @@ export async function validateAccountRequest(
 ): Promise<{ supplier: SupplierDoc; data: AccountPayload }> {
   const supplier = await request.tenant.findSupplier(field(body, 'import_supplier'));
   const result = validateAccount(body, validationContext(request.server, supplier));
-  const errors = [
-    ...(result.ok ? [] : result.errors),
-    ...(supplier ? [] : unknownSupplier(field(body, 'import_supplier'), 'import_supplier')),
-  ];
-  if (!result.ok || !supplier || errors.length > 0)
-    throw new ApiError('account_failed_validation', { errors: sortErrors(errors) });
+  if (!result.ok || !supplier)
+    throw invalidAccount(result.ok ? [] : result.errors, supplier, field(body, 'import_supplier'));
   return { supplier, data: result.data };
+}
+
+/** The 400 for a failed validation, an unknown supplier or both, every error in the documented order. */
+function invalidAccount(
+  errors: FieldError[],
+  supplier: SupplierDoc | null,
+  importSupplier: unknown,
+): ApiError {
+  const all = [...errors, ...(supplier ? [] : unknownSupplier(importSupplier, 'import_supplier'))];
+  return new ApiError('account_failed_validation', { errors: sortErrors(all) });
+}
+
+// The region a body needs is its supplier's, known only once the body is parsed; the pool parses it.
+// So the task runs with the region the app's previous request needed (one region per deployment is the
+// rule) and runs again, rarely, when the supplier turns out to need another.
+const regionHints = new WeakMap<FastifyInstance, string>();
+
+/**
+ * Validate-account on the validation pool, from the raw body: the same answers as
+ * `validateAccountRequest`, and the normalised account as the JSON text of the 200 answer.
+ */
+export async function validateAccountBytes(
+  request: FastifyRequest,
+  body: Buffer,
+  pool: ValidationPool,
+): Promise<string> {
+  const app = request.server;
+  const today = todayOf(app);
+  const run = async (region: string) => {
+    const outcome = await pool.validate({ body, region, today });
+    // As Fastify answers a body its JSON parser refuses (it closes the connection after a parser error).
+    if (outcome.kind === 'malformed') throw new ApiError('parse_error', { headers: { connection: 'close' } });
+    return outcome;
+  };
+  const hint = regionHints.get(app) ?? DEFAULT_REGION;
+  let outcome = await run(hint);
+  const supplier = await request.tenant.findSupplier(outcome.importSupplier);
+  const region = supplier?.region ?? DEFAULT_REGION;
+  if (region !== hint) {
+    if (regionNames.includes(region)) regionHints.set(app, region);
+    outcome = await run(region);
+  }
+  if (outcome.kind === 'invalid' || !supplier)
+    throw invalidAccount(outcome.kind === 'invalid' ? outcome.errors : [], supplier, outcome.importSupplier);
+  return outcome.json;
 }
 
 /** Any other body: a validator result becomes the data or a 400 with every error. */

@@ -1,10 +1,38 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { accountPayloadSchema } from '../../../schemas/account.js';
+import { createValidationPool } from '../../../validation-pool/pool.js';
 import { errorBody } from '../../schemas.js';
-import { validateAccountRequest } from '../../validation.js';
+import {
+  catalogueExtra,
+  DEFAULT_REGION,
+  validateAccountRequest,
+  validateAccountBytes,
+} from '../../validation.js';
 
+/**
+ * With VALIDATION_THREADS > 0 the body is parsed, validated and the answer serialised on a pool of worker
+ * threads: this plugin's JSON parser hands the body over as bytes, so the event loop never decodes,
+ * parses or serialises the (often large) account. With 0 the route validates on the event loop. Answers are the
+ * same either way.
+ */
 export default async function validateAccountRoutes(fastify: FastifyInstance): Promise<void> {
+  const threads = fastify.config.VALIDATION_THREADS;
+  const pool =
+    threads > 0 ? createValidationPool(threads, { catalogueExtra: catalogueExtra(fastify.config) }) : null;
+  if (pool) {
+    fastify.addHook('onClose', () => pool.close());
+    // Fails the start when a thread cannot load the validation code, rather than every request later.
+    fastify.addHook('onReady', async () => {
+      await pool.validate({ body: Buffer.from('{}'), region: DEFAULT_REGION, today: '2000-01-01' });
+    });
+    // Scoped to this plugin, so to this route: the body's bytes as they came (limits, media types and
+    // empty bodies behave as before; the pool decodes and parses them).
+    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+      done(null, body);
+    });
+  }
+
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post(
     '/validate-account/',
@@ -18,6 +46,15 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
         response: { 200: accountPayloadSchema, 400: errorBody },
       },
     },
-    async (request) => (await validateAccountRequest(request, request.body)).data,
+    async (request, reply) => {
+      const body: unknown = request.body;
+      if (pool && Buffer.isBuffer(body)) {
+        const json = await validateAccountBytes(request, body, pool);
+        // Already serialised: a string with a JSON content type is sent as it is.
+        const untyped: FastifyReply = reply;
+        return untyped.type('application/json; charset=utf-8').send(json);
+      }
+      return (await validateAccountRequest(request, body)).data;
+    },
   );
 }

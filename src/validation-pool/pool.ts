@@ -1,0 +1,59 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import type { AccountTextOutcome } from './account-text.js';
+import type { AccountTask, PoolData } from './types.js';
+
+export type { AccountTextOutcome } from './account-text.js';
+export type { AccountTask, PoolData } from './types.js';
+
+export type ValidationPool = {
+  readonly threads: number;
+  /** Validates one body (its bytes are copied to the thread: the caller keeps them). */
+  validate(task: AccountTask): Promise<AccountTextOutcome>;
+  /** Lets the tasks already given finish, then stops every thread. */
+  close(): Promise<void>;
+};
+
+// Compiled (dist/), the task is plain JavaScript next to this file. From source (tsx in development and
+// benchmarks, vitest in tests) it is TypeScript, which a worker thread imports through tsx's loader
+// (a dev dependency, present wherever the source runs).
+const fromSource = import.meta.url.endsWith('.ts');
+const taskFile = new URL(fromSource ? './task.ts' : './task.js', import.meta.url).href;
+const execArgv = fromSource
+  ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
+  : undefined;
+
+const open = new Set<Piscina>();
+
+/** Threads of every open pool in this process (for tests and diagnostics). */
+export function liveValidationThreads(): number {
+  let n = 0;
+  for (const pool of open) n += pool.threads.length;
+  return n;
+}
+
+/** A fixed pool of `threads` worker threads, started at once, validating account bodies. */
+export function createValidationPool(threads: number, data: PoolData): ValidationPool {
+  const pool = new Piscina<AccountTask, AccountTextOutcome>({
+    filename: taskFile,
+    minThreads: threads,
+    maxThreads: threads,
+    // A task is one synchronous validation. A thread holds a few queued tasks in its port, so it starts
+    // the next one at once, without waiting for the event loop to take its answer and hand it another.
+    concurrentTasksPerWorker: 4,
+    workerData: data,
+    execArgv,
+    recordTiming: false,
+  });
+  open.add(pool);
+  let closing: Promise<void> | null = null;
+  return {
+    threads,
+    validate: (task) => pool.run(task),
+    close() {
+      closing ??= pool.close().finally(() => open.delete(pool));
+      return closing;
+    },
+  };
+}
