@@ -95,18 +95,18 @@ function invalidAccount(
 const regionHints = new WeakMap<FastifyInstance, string>();
 
 /**
- * Validate-account on the validation pool, from the raw body: the same answers as
+ * Validate-account on the validation pool, from the raw body text: the same answers as
  * `validateAccountRequest`, and the normalised account as the JSON text of the 200 answer.
  */
-export async function validateAccountBytes(
+export async function validateAccountOnPool(
   request: FastifyRequest,
-  body: Buffer,
+  text: string,
   pool: ValidationPool,
 ): Promise<string> {
   const app = request.server;
   const today = todayOf(app);
   const run = async (region: string) => {
-    const outcome = await pool.validate({ body, region, today });
+    const outcome = await pool.validate({ text, region, today });
     // As Fastify answers a body its JSON parser refuses (it closes the connection after a parser error).
     if (outcome.kind === 'malformed') throw new ApiError('parse_error', { headers: { connection: 'close' } });
     return outcome;

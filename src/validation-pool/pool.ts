@@ -9,7 +9,7 @@ export type { AccountTask, PoolData } from './types.js';
 
 export type ValidationPool = {
   readonly threads: number;
-  /** Validates one body (its bytes are copied to the thread: the caller keeps them). */
+  /** Parses, validates and serialises one body on a thread. */
   validate(task: AccountTask): Promise<AccountTextOutcome>;
   /** Lets the tasks already given finish, then stops every thread. */
   close(): Promise<void>;

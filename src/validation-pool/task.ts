@@ -1,4 +1,3 @@
-import { Buffer } from 'node:buffer';
 import { workerData } from 'node:worker_threads';
 import { buildCatalogue } from '../domain/validation/index.js';
 import { validateAccountText, type AccountTextOutcome } from './account-text.js';
@@ -9,7 +8,5 @@ import type { AccountTask, PoolData } from './types.js';
 const catalogue = buildCatalogue((workerData as PoolData).catalogueExtra);
 
 export default function validateAccountTask(task: AccountTask): AccountTextOutcome {
-  // Decoded as Fastify decodes a JSON body it parses itself.
-  const text = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength).toString('utf8');
-  return validateAccountText(text, { region: task.region, today: task.today, catalogue });
+  return validateAccountText(task.text, { region: task.region, today: task.today, catalogue });
 }

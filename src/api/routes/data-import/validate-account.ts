@@ -7,13 +7,13 @@ import {
   catalogueExtra,
   DEFAULT_REGION,
   validateAccountRequest,
-  validateAccountBytes,
+  validateAccountOnPool,
 } from '../../validation.js';
 
 /**
  * With VALIDATION_THREADS > 0 the body is parsed, validated and the answer serialised on a pool of worker
- * threads: this plugin's JSON parser hands the body over as bytes, so the event loop never decodes,
- * parses or serialises the (often large) account. With 0 the route validates on the event loop. Answers are the
+ * threads: this plugin's JSON parser hands the body over as text, so the event loop never parses or
+ * serialises the (often large) account. With 0 the route validates on the event loop. Answers are the
  * same either way.
  */
 export default async function validateAccountRoutes(fastify: FastifyInstance): Promise<void> {
@@ -24,11 +24,11 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
     fastify.addHook('onClose', () => pool.close());
     // Fails the start when a thread cannot load the validation code, rather than every request later.
     fastify.addHook('onReady', async () => {
-      await pool.validate({ body: Buffer.from('{}'), region: DEFAULT_REGION, today: '2000-01-01' });
+      await pool.validate({ text: '{}', region: DEFAULT_REGION, today: '2000-01-01' });
     });
-    // Scoped to this plugin, so to this route: the body's bytes as they came (limits, media types and
-    // empty bodies behave as before; the pool decodes and parses them).
-    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    // Scoped to this plugin, so to this route: the body as text, decoded as before (limits, media types
+    // and empty bodies behave as before); the pool parses it.
+    fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
       done(null, body);
     });
   }
@@ -48,8 +48,8 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
     },
     async (request, reply) => {
       const body: unknown = request.body;
-      if (pool && Buffer.isBuffer(body)) {
-        const json = await validateAccountBytes(request, body, pool);
+      if (pool && typeof body === 'string') {
+        const json = await validateAccountOnPool(request, body, pool);
         // Already serialised: a string with a JSON content type is sent as it is.
         const untyped: FastifyReply = reply;
         return untyped.type('application/json; charset=utf-8').send(json);
