@@ -147,10 +147,15 @@ describe('validate-account on the pool and on the event loop', () => {
     expect((await both('{"constructor": {"name": "x"}}')).json().code).toBe('account_failed_validation');
   });
 
-  it('answers the same 413, 415 and body-less request', async () => {
+  it('answers the same 413, 415, text/plain and body-less request', async () => {
     const tooLarge = await both(JSON.stringify({ ...validAccountPayload(), pad: 'x'.repeat(150_000) }));
     expect(tooLarge.statusCode).toBe(413);
     expect((await both('a,b', { 'content-type': 'text/csv' })).statusCode).toBe(415);
+    // A text/plain body is a string, never an account, even when it holds one.
+    const plain = await both(JSON.stringify(validAccountPayload()), { 'content-type': 'text/plain' });
+    expect(plain.json().errors).toEqual([
+      { detail: 'Expected a object, received string.', code: 'invalid_type', attr: 'non_field_errors' },
+    ]);
     const bodyless = await both(undefined, { 'content-type': undefined });
     expect(bodyless.statusCode).toBe(400);
     expect(bodyless.json().code).toBe('account_failed_validation');

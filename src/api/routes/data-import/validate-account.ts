@@ -10,6 +10,11 @@ import {
   validateAccountOnPool,
 } from '../../validation.js';
 
+/** A JSON body as this plugin's parser hands it over: still text (a text/plain body stays a plain string). */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /**
  * With VALIDATION_THREADS > 0 the body is parsed, validated and the answer serialised on a pool of worker
  * threads: this plugin's JSON parser hands the body over as text, so the event loop never parses or
@@ -29,7 +34,7 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
     // Scoped to this plugin, so to this route: the body as text, decoded as before (limits, media types
     // and empty bodies behave as before); the pool parses it.
     fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      done(null, body);
+      done(null, new JsonText(body as string));
     });
   }
 
@@ -48,8 +53,8 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
     },
     async (request, reply) => {
       const body: unknown = request.body;
-      if (pool && typeof body === 'string') {
-        const json = await validateAccountOnPool(request, body, pool);
+      if (pool && body instanceof JsonText) {
+        const json = await validateAccountOnPool(request, body.text, pool);
         // Already serialised: a string with a JSON content type is sent as it is.
         const untyped: FastifyReply = reply;
         return untyped.type('application/json; charset=utf-8').send(json);
