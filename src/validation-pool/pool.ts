@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { AccountTextOutcome } from './account-text.js';
 import type { AccountTask, PoolData } from './types.js';
@@ -24,13 +25,20 @@ const execArgv = fromSource
   ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
   : undefined;
 
-const open = new Set<Piscina>();
+// Every validation thread of this process that has not exited yet.
+const live = new Set<Worker>();
 
-/** Threads of every open pool in this process (for tests and diagnostics). */
+/** Validation threads in this process that are still running (for tests and diagnostics). */
 export function liveValidationThreads(): number {
-  let n = 0;
-  for (const pool of open) n += pool.threads.length;
-  return n;
+  return live.size;
+}
+
+function track(pool: Piscina): void {
+  for (const worker of pool.threads) {
+    if (live.has(worker)) continue;
+    live.add(worker);
+    worker.once('exit', () => live.delete(worker));
+  }
 }
 
 /** A fixed pool of `threads` worker threads, started at once, validating account bodies. */
@@ -46,13 +54,14 @@ export function createValidationPool(threads: number, data: PoolData): Validatio
     execArgv,
     recordTiming: false,
   });
-  open.add(pool);
+  track(pool);
+  pool.on('workerCreate', () => track(pool)); // a thread replacing one that died
   let closing: Promise<void> | null = null;
   return {
     threads,
     validate: (task) => pool.run(task),
     close() {
-      closing ??= pool.close().finally(() => open.delete(pool));
+      closing ??= pool.close();
       return closing;
     },
   };
