@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
@@ -62,10 +63,16 @@ export const configSchema = z.object({
     }),
   METRICS_ENABLED: bool.default(true),
   /**
-   * Worker threads that parse, validate and serialise validate-account bodies off the event loop; 0
-   * validates on the event loop. One thread beside the event loop uses the second core of a 2-core pod.
+   * Most worker threads that parse, validate and serialise validate-account bodies off the event loop; 0
+   * validates on the event loop. Default: the CPUs the process may use (container limits included); the
+   * event loop mostly waits on I/O, so validation is what needs them.
    */
-  VALIDATION_THREADS: z.coerce.number().int().min(0).max(64).default(1),
+  VALIDATION_THREADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(256)
+    .default(() => availableParallelism()),
 });
 
 export type Config = z.infer<typeof configSchema>;

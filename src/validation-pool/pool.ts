@@ -41,12 +41,16 @@ function track(pool: Piscina): void {
   }
 }
 
-/** A fixed pool of `threads` worker threads, started at once, validating account bodies. */
+/**
+ * A pool of up to `threads` worker threads validating account bodies: one starts with the pool (so a
+ * broken build fails at start), more start while tasks wait, and those stop after a minute without work.
+ */
 export function createValidationPool(threads: number, data: PoolData): ValidationPool {
   const pool = new Piscina<AccountTask, AccountTextOutcome>({
     filename: taskFile,
-    minThreads: threads,
+    minThreads: 1,
     maxThreads: threads,
+    idleTimeout: 60_000,
     // A task is one synchronous validation. A thread holds a few queued tasks in its port, so it starts
     // the next one at once, without waiting for the event loop to take its answer and hand it another.
     concurrentTasksPerWorker: 4,

@@ -196,10 +196,24 @@ describe('validate-account on the pool and on the event loop', () => {
 });
 
 describe('the validation pool', () => {
-  it('starts its threads with the app and stops them all on close', async () => {
+  it('starts a thread with the app, more under load up to the limit, and stops them all on close', async () => {
     const before = liveValidationThreads();
     const t = await startTestApp({ env: { TEST_LABEL: 'vclose', VALIDATION_THREADS: '3' } });
     try {
+      expect(liveValidationThreads()).toBe(before + 1);
+      const { headers } = await createTenant(t, 'Close Org', SUPPLIER);
+      const payload = JSON.stringify(largeAccountPayload());
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          t.app.inject({
+            method: 'POST',
+            url,
+            headers: { ...headers, 'content-type': 'application/json' },
+            payload,
+          }),
+        ),
+      );
+      expect(answers.every((res) => res.statusCode === 200)).toBe(true);
       expect(liveValidationThreads()).toBe(before + 3);
     } finally {
       await t.close();
