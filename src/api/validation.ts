@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountPayload } from '../schemas/account.js';
 import {
+  knownCatalogueExtra,
   buildCatalogue,
-  catalogueNames,
   validateAccount,
   type Catalogue,
   type CatalogueName,
@@ -22,9 +22,7 @@ export const DEFAULT_REGION = 'ES';
 
 /** CATALOGUE_EXTRA restricted to the catalogue's names: what a deployment adds to the defaults. */
 export function catalogueExtra(config: Config): Partial<Record<CatalogueName, string[]>> {
-  return Object.fromEntries(
-    Object.entries(config.CATALOGUE_EXTRA).filter(([name]) => catalogueNames.includes(name as CatalogueName)),
-  );
+  return knownCatalogueExtra(config.CATALOGUE_EXTRA);
 }
 
 const catalogues = new WeakMap<FastifyInstance, Catalogue>();

@@ -4,10 +4,9 @@ import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import {
   buildCatalogue,
-  catalogueNames,
+  knownCatalogueExtra,
   validateAccount,
   type Catalogue,
-  type CatalogueName,
   type ValidationContext,
 } from '../domain/validation/index.js';
 import type { Database } from '../infra/mongo.js';
@@ -68,12 +67,7 @@ export function creationValidationContext(
 ): ValidationContext {
   let catalogue = catalogues.get(config);
   if (!catalogue) {
-    const extra = Object.fromEntries(
-      Object.entries(config.CATALOGUE_EXTRA).filter(([name]) =>
-        catalogueNames.includes(name as CatalogueName),
-      ),
-    );
-    catalogue = buildCatalogue(extra);
+    catalogue = buildCatalogue(knownCatalogueExtra(config.CATALOGUE_EXTRA));
     catalogues.set(config, catalogue);
   }
   return { region: region ?? 'ES', catalogue, today: now.toISOString().slice(0, 10) };

@@ -81,3 +81,12 @@ export function buildCatalogue(extra: Partial<Record<CatalogueName, readonly str
 }
 
 export const defaultCatalogue: Catalogue = buildCatalogue();
+
+/** A deployment's additions (CATALOGUE_EXTRA) restricted to the catalogue's names. */
+export function knownCatalogueExtra(
+  extra: Readonly<Record<string, string[]>>,
+): Partial<Record<CatalogueName, string[]>> {
+  return Object.fromEntries(
+    Object.entries(extra).filter(([name]) => catalogueNames.includes(name as CatalogueName)),
+  );
+}

@@ -31,7 +31,13 @@ import { issuesToFieldErrors } from './zod-issues.js';
 
 export type { FieldError } from './field-error.js';
 export type { Catalogue, CatalogueName } from './catalogue.js';
-export { buildCatalogue, catalogueNames, defaultCatalogue, defaultCatalogueValues } from './catalogue.js';
+export {
+  buildCatalogue,
+  catalogueNames,
+  defaultCatalogue,
+  defaultCatalogueValues,
+  knownCatalogueExtra,
+} from './catalogue.js';
 export { ruleCatalogue, type RuleCode } from './rule-catalogue.js';
 
 export type ValidationContext = { region: string; catalogue: Catalogue; today: string /* YYYY-MM-DD */ };
