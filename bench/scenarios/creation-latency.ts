@@ -4,18 +4,23 @@ import { jobId } from '../../src/workers/catalog.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
-const PER_RUN = Number(process.env.BENCH_CREATE_ACCOUNTS ?? 100);
+const PER_RUN = Number(process.env.BENCH_CREATE_ACCOUNTS ?? 200);
+const WARM_UP = 20;
+
+type Phase = 'to_job_added' | 'added_to_active' | 'active_to_completed' | 'completed_to_response';
 
 /**
  * (a) Create latency through the API (queue hop: enqueue, worker, result back) against the same creation
- * function called in-process, at 1 and at 50 in flight. The difference at p50 is the queue hop's cost. API runs
- * also report the median of each phase, taken from the queue's own events: request to job added (HTTP, auth,
- * slot), added to active (worker pick-up), active to completed (the worker's run, creation included, and
- * BullMQ's completion), completed to response.
+ * function called in-process, at 1 and at 50 in flight. The difference at p50 is the queue hop's cost.
+ * At 1 in flight the two alternate account by account, so both meet the same database (its tables grow
+ * as the run goes); at 50 they run one after the other. Both modes warm up first. API runs also report the
+ * median of each phase, taken from the queue's own events: request to job added (HTTP, auth, slot), added
+ * to active (worker pick-up), active to completed (the worker's run, creation included, and BullMQ's
+ * completion), completed to response (negative when the response came first).
  */
 const scenario: Scenario = {
   name: 'creation-latency',
-  description: `Create latency p50/p99 via the API + worker vs in-process createAccount, at 1 and 50 in flight (${PER_RUN} accounts per run)`,
+  description: `Create latency p50/p99 via the API + worker vs in-process createAccount, at 1 and 50 in flight (${PER_RUN} accounts per mode and run)`,
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: '0' });
     const e = await creationEnv(config);
@@ -33,63 +38,114 @@ const scenario: Scenario = {
     try {
       const { models } = e.app.db;
       const teamId = (await models.OperationsTeam.findOne({ name: TEAM }).lean())!._id.toHexString();
+      const phases = (): Record<Phase, number[]> => ({
+        to_job_added: [],
+        added_to_active: [],
+        active_to_completed: [],
+        completed_to_response: [],
+      });
+
+      type ApiRun = { samples: number[]; calls: Array<{ ext: string; t0: number; t1: number }> };
+      const viaApi = async (ext: string, into?: ApiRun) => {
+        const t0 = performance.now();
+        const res = await e.create(ext);
+        const t1 = performance.now();
+        if (res.statusCode !== 201) throw new Error(`create ${ext}: ${res.statusCode} ${res.body}`);
+        into?.samples.push(t1 - t0);
+        into?.calls.push({ ext, t0, t1 });
+      };
+      // Phases are read once the run is over: a completed event may arrive after its response.
+      const phasesOf = async (run: ApiRun) => {
+        const list = phases();
+        const times = (ext: string) =>
+          seen.get(jobId('create', encodeURIComponent(processKey(SUPPLIER, ext)), '1'));
+        await waitFor(() => (run.calls.every(({ ext }) => times(ext)?.completed) ? true : undefined));
+        for (const { ext, t0, t1 } of run.calls) {
+          const job = times(ext)!;
+          if (!job.added || !job.active || !job.completed) continue;
+          list.to_job_added.push(job.added - t0);
+          list.added_to_active.push(job.active - job.added);
+          list.active_to_completed.push(job.completed - job.active);
+          list.completed_to_response.push(t1 - job.completed);
+        }
+        return list;
+      };
+      const inProcess = async (ext: string, into?: number[]) => {
+        const t0 = performance.now();
+        const out = await createAccount(
+          { db: e.app.db, config, clock: () => new Date() },
+          {
+            processId: processKey(SUPPLIER, ext),
+            operationsTeamId: teamId,
+            dryRun: false,
+            jobId: `bench-${ext}`,
+          },
+        );
+        if (!out.ok) throw new Error(`create ${ext}: ${JSON.stringify(out)}`);
+        into?.push(performance.now() - t0);
+      };
+      const staged = async (prefix: string, n: number) => {
+        const externals = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+        await pool(externals, 20, async (ext) => void (await e.stage(ext)));
+        return externals;
+      };
+
+      // Warm-up: JIT, caches, Lua scripts loaded on every connection.
+      for (const ext of await staged('warm-api', WARM_UP)) await viaApi(ext);
+      for (const ext of await staged('warm-in-process', WARM_UP)) await inProcess(ext);
+
       const results: Record<string, unknown> = {};
-      for (const inFlight of [1, 50]) {
-        for (const mode of ['in_process', 'api'] as const) {
-          const externals = Array.from({ length: PER_RUN }, (_, i) => `${mode}-${inFlight}-${i}`);
-          await pool(externals, 20, async (ext) => void (await e.stage(ext)));
-          const samples: number[] = [];
-          const phases: Record<
-            'to_job_added' | 'added_to_active' | 'active_to_completed' | 'completed_to_response',
-            number[]
-          > = {
-            to_job_added: [],
-            added_to_active: [],
-            active_to_completed: [],
-            completed_to_response: [],
-          };
-          const started = performance.now();
-          await pool(externals, inFlight, async (ext) => {
-            const t0 = performance.now();
-            if (mode === 'api') {
-              const res = await e.create(ext);
-              const t1 = performance.now();
-              if (res.statusCode !== 201) throw new Error(`create ${ext}: ${res.statusCode} ${res.body}`);
-              const job = seen.get(jobId('create', encodeURIComponent(processKey(SUPPLIER, ext)), '1'));
-              if (job?.added && job.active && job.completed) {
-                phases.to_job_added.push(job.added - t0);
-                phases.added_to_active.push(job.active - job.added);
-                phases.active_to_completed.push(job.completed - job.active);
-                phases.completed_to_response.push(t1 - job.completed);
-              }
-            } else {
-              const out = await createAccount(
-                { db: e.app.db, config, clock: () => new Date() },
-                {
-                  processId: processKey(SUPPLIER, ext),
-                  operationsTeamId: teamId,
-                  dryRun: false,
-                  jobId: `bench-${ext}`,
-                },
-              );
-              if (!out.ok) throw new Error(`create ${ext}: ${JSON.stringify(out)}`);
+      const summarise = (samples: number[], seconds: number, phaseLists?: Record<Phase, number[]>) => ({
+        ...latencySummary(samples),
+        accounts_per_s: round(PER_RUN / seconds, 1),
+        ...(phaseLists
+          ? {
+              phases_p50_ms: Object.fromEntries(
+                Object.entries(phaseLists).map(([name, list]) => [name, latencySummary(list).p50_ms]),
+              ),
             }
-            samples.push(performance.now() - t0);
-          });
-          const seconds = (performance.now() - started) / 1000;
-          results[`${mode}_${inFlight}_in_flight`] = {
-            ...latencySummary(samples),
-            accounts_per_s: round(PER_RUN / seconds, 1),
-            ...(mode === 'api'
-              ? {
-                  phases_p50_ms: Object.fromEntries(
-                    Object.entries(phases).map(([name, list]) => [name, latencySummary(list).p50_ms]),
-                  ),
-                }
-              : {}),
-          };
+          : {}),
+      });
+
+      // 1 in flight, alternating.
+      {
+        const api: ApiRun = { samples: [], calls: [] };
+        const local: number[] = [];
+        const apiExternals = await staged('api-1', PER_RUN);
+        const localExternals = await staged('in_process-1', PER_RUN);
+        let apiSeconds = 0;
+        let localSeconds = 0;
+        for (let i = 0; i < PER_RUN; i++) {
+          let t = performance.now();
+          await inProcess(localExternals[i]!, local);
+          localSeconds += (performance.now() - t) / 1000;
+          t = performance.now();
+          await viaApi(apiExternals[i]!, api);
+          apiSeconds += (performance.now() - t) / 1000;
+        }
+        results.in_process_1_in_flight = summarise(local, localSeconds);
+        results.api_1_in_flight = summarise(api.samples, apiSeconds, await phasesOf(api));
+      }
+
+      // 50 in flight, one mode after the other.
+      for (const mode of ['in_process', 'api'] as const) {
+        const externals = await staged(`${mode}-50`, PER_RUN);
+        const api: ApiRun = { samples: [], calls: [] };
+        const local: number[] = [];
+        const started = performance.now();
+        await pool(externals, 50, (ext) => (mode === 'api' ? viaApi(ext, api) : inProcess(ext, local)));
+        const seconds = (performance.now() - started) / 1000;
+        if (mode === 'api') {
+          results.api_50_in_flight = summarise(api.samples, seconds, await phasesOf(api));
+        } else {
+          results.in_process_50_in_flight = summarise(local, seconds);
         }
       }
+      const p50 = (name: string) => (results[name] as { p50_ms: number }).p50_ms;
+      results.queue_hop_p50_ms = {
+        at_1_in_flight: round(p50('api_1_in_flight') - p50('in_process_1_in_flight')),
+        at_50_in_flight: round(p50('api_50_in_flight') - p50('in_process_50_in_flight')),
+      };
       return results;
     } finally {
       await e.close();
@@ -97,3 +153,14 @@ const scenario: Scenario = {
   },
 };
 export default scenario;
+
+/** Resolves with `read()`'s first defined value, checking every millisecond (at most 5 s). */
+async function waitFor<T>(read: () => T | undefined): Promise<T> {
+  const until = performance.now() + 5_000;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (performance.now() > until) throw new Error('timed out waiting for a queue event');
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}

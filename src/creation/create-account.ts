@@ -34,7 +34,17 @@ import { creationLookups } from './lookups.js';
  * Processes, payloads and accounts are read by `_id` only (cheap on FerretDB's SQLite backend, see `processKey`).
  */
 
-export type CreationInput = { processId: string; operationsTeamId: string; dryRun: boolean; jobId: string };
+export type CreationInput = {
+  processId: string;
+  operationsTeamId: string;
+  dryRun: boolean;
+  jobId: string;
+  /**
+   * Awaited once the reads are done and before anything is written (or, for a dry run, built): the worker's
+   * concurrency slot check runs alongside the reads instead of ahead of them. It may throw to stop the run.
+   */
+  beforeWrites?: () => Promise<void>;
+};
 
 export type CreationDeps = { db: Database; config: Config; clock: () => Date };
 
@@ -150,6 +160,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   let validated = validateAccount(JSON.parse(staged), validationContext);
   let sourcePayload = staged;
   const sendEmail = supplier.sendMigrationEmail === true;
+  await input.beforeWrites?.();
 
   const recordContext = (accountId: Types.ObjectId): RecordContext => ({
     accountId,
@@ -170,12 +181,8 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
       [models.Note, buildNotes(data, ctx)],
       [models.Statement, buildStatements(data, ctx)],
     ];
-    for (const [model, list] of docs) {
-      for (const doc of list) {
-        const problem = new model(doc).validateSync();
-        if (problem) throw problem;
-      }
-    }
+    // Rejects with the model's ValidationError, as a real insert would.
+    await Promise.all(docs.flatMap(([model, list]) => list.map((doc) => new model(doc).validate())));
     return refuse('dry_run_rolled_back');
   }
 

@@ -155,8 +155,9 @@ export class CreationSlots {
     return (await this.redis.slotRenew(this.key, member, this.leaseMs)) === 1;
   }
 
-  async release(member: string): Promise<void> {
-    await this.redis.zrem(this.key, member);
+  /** Frees the slot; `via` sends the command on another connection, to order it with that connection's. */
+  async release(member: string, via: Pick<Redis, 'zrem'> = this.redis): Promise<void> {
+    await via.zrem(this.key, member);
   }
 
   async isHeld(member: string): Promise<boolean> {

@@ -13,5 +13,10 @@ export type WorkerContext = {
   queue: (name: QueueName) => Queue;
   /** The process's producer connection (fails fast while Redis is down), e.g. for creation slots. */
   redis: Redis;
+  /**
+   * The worker's own connection, on which BullMQ completes the job: a command sent here before the
+   * processor returns reaches Redis before the job's completion does, without waiting for its reply.
+   */
+  jobRedis: Redis;
   clock: () => Date;
 };

@@ -17,12 +17,11 @@ export async function createAccountJob(
   const slots = new CreationSlots(ctx.redis, ctx.config);
   // The process id is its natural key, which is also the account's slot member (see `slotMember`).
   const member = data.processId;
-  const slot = await slots.acquire(member, 'worker');
-  if (slot.status !== 'taken') {
-    await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);
-    throw new DelayedError();
-  }
-  const stop = slots.keepAlive(member, (err) => ctx.log.warn({ err }, 'could not renew creation slot'));
+  // Checked alongside creation's reads, awaited before its first write: the slot is almost always still the
+  // API's (renewing it costs a round trip that the reads hide).
+  const slot = slots.acquire(member, 'worker');
+  slot.catch(() => undefined);
+  let stop = () => {};
   let finished = false;
   try {
     const outcome = await createAccount(
@@ -32,6 +31,13 @@ export async function createAccountJob(
         operationsTeamId: data.operationsTeamId,
         dryRun: data.dryRun,
         jobId: job.id!,
+        beforeWrites: async () => {
+          if ((await slot).status !== 'taken') {
+            await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);
+            throw new DelayedError();
+          }
+          stop = slots.keepAlive(member, (err) => ctx.log.warn({ err }, 'could not renew creation slot'));
+        },
       },
     );
     finished = true;
@@ -52,11 +58,17 @@ export async function createAccountJob(
     );
     return outcome;
   } catch (err) {
+    if (err instanceof DelayedError) throw err;
     // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
     if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
     throw err;
   } finally {
     stop();
-    if (finished) await slots.release(member).catch(() => undefined);
+    // A refusal can come before the check: let it land first, or the release could precede it.
+    await slot.catch(() => undefined);
+    // Not awaited: sent on the connection BullMQ completes the job on, so Redis frees the slot before anyone
+    // can learn the job finished (a client's next create never meets its own slot), without a round trip.
+    // Should it fail (Redis down), the slot lapses after its lease.
+    if (finished) void slots.release(member, ctx.jobRedis).catch(() => undefined);
   }
 }

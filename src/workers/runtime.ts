@@ -1,4 +1,5 @@
 import { Queue, Worker, type Job, type Processor } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
@@ -21,7 +22,7 @@ export function startWorkers(
     queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
   );
   for (const q of queues.values()) q.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
-  const ctx: WorkerContext = {
+  const ctx: Omit<WorkerContext, 'jobRedis'> = {
     config,
     db,
     log,
@@ -30,7 +31,10 @@ export function startWorkers(
     clock: deps.clock ?? (() => new Date()),
   };
 
+  const connections: Redis[] = [];
   const workers = only.map((queueName) => {
+    const connection = workerConnection(config.REDIS_URL);
+    connections.push(connection);
     const dispatch: Processor = async (job: Job) => {
       const spec = jobCatalog[job.name as JobName];
       if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
@@ -46,10 +50,11 @@ export function startWorkers(
         job: Job,
         ctx: WorkerContext,
       ) => Promise<unknown>;
-      return processor(data, job, { ...ctx, log: jobLog });
+      return processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
     };
     const worker = new Worker(queueName, dispatch, {
-      connection: workerConnection(config.REDIS_URL),
+      // Also the job's completion connection (`jobRedis`): BullMQ uses the instance it is given for commands.
+      connection,
       prefix: config.QUEUE_PREFIX,
       concurrency: config.WORKER_CONCURRENCY,
       lockDuration: config.WORKER_LOCK_DURATION_MS,
@@ -71,6 +76,8 @@ export function startWorkers(
     async close() {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([...queues.values()].map((q) => q.close()));
+      // Given to BullMQ as instances, so they are ours to close.
+      for (const connection of connections) connection.disconnect();
       producer.disconnect();
     },
   };
