@@ -3,13 +3,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 /**
  * A producer-side connection: commands fail at once while Redis is down (no offline queue), so requests
  * answer 503 quickly instead of hanging; ioredis keeps reconnecting in the background. Never for blocking
- * commands (auto-pipelining would queue other commands behind them).
+ * commands. Auto-pipelining is off by default: it defers every command to the next turn of the event loop,
+ * which cost the API about 0.1 ms per round trip at low load, and gained no measurable throughput at 50 in
+ * flight (bench creation-latency and creation-throughput).
  */
 export function producerConnection(url: string, extra: RedisOptions = {}): Redis {
   return new Redis(url, {
     enableOfflineQueue: false,
-    // Commands issued in the same tick (many requests or jobs at once) go out in one write.
-    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     retryStrategy: (times) => Math.min(times * 100, 1_000),

@@ -10,6 +10,7 @@ import {
 } from '../../workers/catalog.js';
 import type { Redis } from 'ioredis';
 import { withTimeout } from '../../infra/timeout.js';
+import { waitForFinish } from '../../infra/wait-for-finish.js';
 import { producerConnection, workerConnection } from '../../infra/redis.js';
 import { ApiError } from '../errors.js';
 
@@ -43,7 +44,7 @@ function isRedisDown(err: unknown): boolean {
 export default fp(
   async (app) => {
     const { QUEUE_PREFIX: prefix, REDIS_URL: url } = app.config;
-    const producer = producerConnection(url, { maxRetriesPerRequest: 1 });
+    const producer = producerConnection(url);
     producer.on('error', () => undefined);
     const queues = new Map<QueueName, Queue>();
     const events = new Map<QueueName, QueueEvents>();
@@ -53,6 +54,8 @@ export default fp(
       queues.set(name, queue);
     }
     const eventConnections: Redis[] = [];
+    /** Waits in progress, ended on close. */
+    const pending = new Set<() => void>();
     const eventsFor = (name: QueueName) => {
       let qe = events.get(name);
       if (!qe) {
@@ -87,16 +90,11 @@ export default fp(
             throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
           throw err;
         }
-        try {
-          const result = (await job.waitUntilFinished(queueEvents, waitMs)) as R;
-          return { job, result, timedOut: false };
-        } catch (err) {
-          const message = err instanceof Error ? err.message : '';
-          if (/timed out before finishing/i.test(message)) return { job, result: undefined, timedOut: true };
-          throw err;
-        }
+        const result = await waitForFinish<R>(queueEvents, api.queue(spec.queue), job, waitMs, pending);
+        return { job, ...result };
       },
       async close() {
+        for (const cancel of pending) cancel();
         // Bounded: after a Redis restart a QueueEvents' close can wait forever on its old blocking connection.
         await Promise.all(
           [...events.values()].map((e) => withTimeout(e.close(), 2_000).catch(() => undefined)),

@@ -1,0 +1,51 @@
+import type { EventEmitter } from 'node:events';
+import { Job, type Queue, type QueueEvents } from 'bullmq';
+
+/**
+ * Waits at most `waitMs` for the job to finish: its result, `timedOut`, or the failure as an Error. Like
+ * BullMQ's `waitUntilFinished` (listen first, then look whether it finished already), but every failure of
+ * the lookup (Redis gone mid-wait) rejects this promise instead of escaping as an unhandled rejection.
+ */
+export function waitForFinish<R>(
+  queueEvents: QueueEvents,
+  queue: Queue,
+  job: Job,
+  waitMs: number,
+  pending: Set<() => void>,
+): Promise<{ result: R | undefined; timedOut: boolean }> {
+  const id = job.id!;
+  // Per-job events (`completed:<id>`) are emitted by QueueEvents but absent from its typed listener map.
+  const events = queueEvents as unknown as EventEmitter;
+  return new Promise((resolve, reject) => {
+    const onCompleted = ({ returnvalue }: { returnvalue: unknown }) =>
+      end(() => resolve({ result: returnvalue as R, timedOut: false }));
+    const onFailed = ({ failedReason }: { failedReason: string }) =>
+      end(() => reject(new Error(failedReason)));
+    const cancel = () => end(() => reject(new Error('the queue is closing')));
+    const timer = setTimeout(() => end(() => resolve({ result: undefined, timedOut: true })), waitMs);
+    let ended = false;
+    function end(settle: () => void) {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      events.off(`completed:${id}`, onCompleted);
+      events.off(`failed:${id}`, onFailed);
+      pending.delete(cancel);
+      settle();
+    }
+    events.on(`completed:${id}`, onCompleted);
+    events.on(`failed:${id}`, onFailed);
+    pending.add(cancel);
+    // A job that finished before the listeners were in place (a joined job, a very fast worker).
+    job
+      .getState()
+      .then(async (state) => {
+        if (state !== 'completed' && state !== 'failed') return;
+        const finished = await Job.fromId(queue, id);
+        if (!finished) return;
+        if (state === 'completed') onCompleted({ returnvalue: finished.returnvalue });
+        else onFailed({ failedReason: finished.failedReason });
+      })
+      .catch((err: unknown) => end(() => reject(err)));
+  });
+}

@@ -1,0 +1,105 @@
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import { afterEach, describe, expect, it } from 'vitest';
+import { producerConnection, workerConnection } from '../../src/infra/redis.js';
+import { waitForFinish } from '../../src/infra/wait-for-finish.js';
+import { testConfig } from '../support/env.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup() {
+  const config = testConfig({ TEST_LABEL: 'waitfinish' });
+  const producer = producerConnection(config.REDIS_URL);
+  producer.on('error', () => undefined);
+  const queue = new Queue('w', { connection: producer, prefix: config.QUEUE_PREFIX });
+  const events = new QueueEvents('w', {
+    connection: workerConnection(config.REDIS_URL),
+    prefix: config.QUEUE_PREFIX,
+  });
+  await events.waitUntilReady();
+  cleanups.push(async () => {
+    await events.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    producer.disconnect();
+  });
+  const work = (processor: (data: { n: number }) => Promise<unknown>) => {
+    const worker = new Worker('w', (job) => processor(job.data as { n: number }), {
+      connection: workerConnection(config.REDIS_URL),
+      prefix: config.QUEUE_PREFIX,
+    });
+    cleanups.push(() => worker.close());
+    return worker;
+  };
+  return { config, queue, events, work };
+}
+
+describe('waitForFinish', () => {
+  it("answers a job's result, also when the job finished before the wait began", async () => {
+    const { queue, events, work } = await setup();
+    work(async ({ n }) => ({ doubled: n * 2 }));
+    const pending = new Set<() => void>();
+    const live = await queue.add('x', { n: 2 }, { jobId: 'live' });
+    expect(await waitForFinish(events, queue, live, 10_000, pending)).toEqual({
+      result: { doubled: 4 },
+      timedOut: false,
+    });
+    const early = await queue.add('x', { n: 5 }, { jobId: 'early' });
+    await waitForFinish(events, queue, early, 10_000, pending);
+    // Finished long before this second wait started listening.
+    expect(await waitForFinish(events, queue, early, 10_000, pending)).toEqual({
+      result: { doubled: 10 },
+      timedOut: false,
+    });
+    expect(pending.size).toBe(0);
+  });
+
+  it('rejects with the failure reason, and answers timedOut when no worker finishes in time', async () => {
+    const { queue, events, work } = await setup();
+    const pending = new Set<() => void>();
+    const waiting = await queue.add('x', { n: 1 }, { jobId: 'nobody' });
+    expect(await waitForFinish(events, queue, waiting, 200, pending)).toEqual({
+      result: undefined,
+      timedOut: true,
+    });
+    work(async () => {
+      throw new Error('vendor said no');
+    });
+    const failing = await queue.add('x', { n: 1 }, { jobId: 'fails' });
+    await expect(waitForFinish(events, queue, failing, 10_000, pending)).rejects.toThrow('vendor said no');
+    expect(pending.size).toBe(0);
+  });
+
+  it('rejects, rather than leaking an unhandled rejection, when Redis is unreachable as the wait begins', async () => {
+    const { config, events } = await setup();
+    // A queue on its own connection, closed after the job was added: the "finished already?" lookup fails.
+    const connection = producerConnection(config.REDIS_URL);
+    connection.on('error', () => undefined);
+    const queue = new Queue('w', { connection, prefix: config.QUEUE_PREFIX });
+    const job = await queue.add('x', { n: 1 }, { jobId: 'lost' });
+    connection.disconnect();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    cleanups.push(() => void process.off('unhandledRejection', onUnhandled));
+    const pending = new Set<() => void>();
+    await expect(waitForFinish(events, queue, job, 10_000, pending)).rejects.toThrow();
+    expect(pending.size).toBe(0);
+    // Give a stray rejection a turn of the event loop to surface.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+
+  it('ends every wait in progress when told to (the API closing)', async () => {
+    const { queue, events } = await setup();
+    const pending = new Set<() => void>();
+    const job = await queue.add('x', { n: 1 }, { jobId: 'closing' });
+    const waiting = waitForFinish(events, queue, job, 60_000, pending);
+    expect(pending.size).toBe(1);
+    for (const cancel of pending) cancel();
+    await expect(waiting).rejects.toThrow('the queue is closing');
+    expect(pending.size).toBe(0);
+  });
+});
