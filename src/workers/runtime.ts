@@ -16,9 +16,7 @@ export function startWorkers(
   only: readonly QueueName[] = queueNames,
 ): RunningWorkers {
   const { config, db, log } = deps;
-  // Auto-pipelined: up to WORKER_CONCURRENCY jobs renew slots and add follow-up jobs at once, off the
-  // latency path (a job's slot check overlaps its reads).
-  const producer = producerConnection(config.REDIS_URL, { enableAutoPipelining: true });
+  const producer = producerConnection(config.REDIS_URL);
   producer.on('error', () => undefined);
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
