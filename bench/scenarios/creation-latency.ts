@@ -1,10 +1,15 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import type { Config } from '../../src/config.js';
 import { createAccount } from '../../src/creation/create-account.js';
+import { producerConnection, workerConnection } from '../../src/infra/redis.js';
+import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { processKey } from '../../src/models/account-import-process.js';
-import { jobId } from '../../src/workers/catalog.js';
+import { jobId, retention } from '../../src/workers/catalog.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
-const PER_RUN = Number(process.env.BENCH_CREATE_ACCOUNTS ?? 200);
+const PER_RUN = Number(process.env.BENCH_CREATE_ACCOUNTS ?? 400);
 const WARM_UP = 20;
 
 type Phase = 'to_job_added' | 'added_to_active' | 'active_to_completed' | 'completed_to_response';
@@ -16,7 +21,9 @@ type Phase = 'to_job_added' | 'added_to_active' | 'active_to_completed' | 'compl
  * as the run goes); at 50 they run one after the other. Both modes warm up first. API runs also report the
  * median of each phase, taken from the queue's own events: request to job added (HTTP, auth, slot), added
  * to active (worker pick-up), active to completed (the worker's run, creation included, and BullMQ's
- * completion), completed to response (negative when the response came first).
+ * completion), completed to response (negative when the response came first: the worker publishes the
+ * result just before BullMQ completes the job). For scale, the run also measures BullMQ's own round trip
+ * with a processor that only waits (`bullmq_round_trip_floor_p50_ms`).
  */
 const scenario: Scenario = {
   name: 'creation-latency',
@@ -125,6 +132,10 @@ const scenario: Scenario = {
         }
         results.in_process_1_in_flight = summarise(local, localSeconds);
         results.api_1_in_flight = summarise(api.samples, apiSeconds, await phasesOf(api));
+        results.bullmq_round_trip_floor_p50_ms = await bullmqFloor(
+          config,
+          Math.round(latencySummary(local).p50_ms),
+        );
       }
 
       // 50 in flight, one mode after the other.
@@ -153,6 +164,49 @@ const scenario: Scenario = {
   },
 };
 export default scenario;
+
+/**
+ * What BullMQ alone costs at 1 in flight on this machine, for scale: a bare queue, a job whose processor
+ * only waits (a timer as long as creation's p50, so processes go idle as they do around a real creation),
+ * and the wait for its `completed` event: p50 of the round trip minus the processor's own time.
+ */
+async function bullmqFloor(config: Config, processorMs: number): Promise<number> {
+  const prefix = `${config.QUEUE_PREFIX}-floor`;
+  const producer = producerConnection(config.REDIS_URL);
+  producer.on('error', () => undefined);
+  const queue = new Queue('floor', { connection: producer, prefix });
+  const events = new QueueEvents('floor', { connection: workerConnection(config.REDIS_URL), prefix });
+  const inside = new Map<string, number>();
+  const worker = new Worker(
+    'floor',
+    async (job) => {
+      const t = performance.now();
+      await sleep(processorMs);
+      inside.set(job.id!, performance.now() - t);
+      return { ok: true };
+    },
+    { connection: workerConnection(config.REDIS_URL), prefix },
+  );
+  try {
+    await events.waitUntilReady();
+    await worker.waitUntilReady();
+    const hops: number[] = [];
+    for (let i = 0; i < PER_RUN + WARM_UP; i++) {
+      const t0 = performance.now();
+      const job = await queue.add('floor', {}, { jobId: `floor-${i}`, ...retention });
+      const done = await waitForFinish(events, queue, job, 10_000, new Set());
+      if (done.timedOut) throw new Error('floor job timed out');
+      if (i >= WARM_UP) hops.push(performance.now() - t0 - inside.get(job.id!)!);
+    }
+    return latencySummary(hops).p50_ms;
+  } finally {
+    await worker.close();
+    await events.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    producer.disconnect();
+  }
+}
 
 /** Resolves with `read()`'s first defined value, checking every millisecond (at most 5 s). */
 async function waitFor<T>(read: () => T | undefined): Promise<T> {

@@ -12,11 +12,12 @@ import { processKey } from '../models/account-import-process.js';
  */
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-// KEYS: slots, peak, attempts. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker'), claim.
-// Returns {status, in_flight, attempt, claimed}: status 1 taken (or renewed, worker mode), 0 limit reached,
-// -1 already held (api mode). `attempt` is the account's create attempt (see `CreationSlots.claimAttempt`); with
-// claim = '1', an account that never had one gets its first in the same step (claimed = 1), which saves
-// the common first create two round trips.
+// KEYS: slots, peak, attempts, done. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker'), claim.
+// Returns {status, in_flight, attempt, claimed, done}: status 1 taken (or renewed, worker mode), 0 limit
+// reached, -1 already held (api mode). `attempt` is the account's create attempt (see
+// `CreationSlots.claimAttempt`); with claim = '1', an account that never had one gets its first in the same
+// step (claimed = 1), which saves the common first create two round trips. `done` is the last attempt whose
+// job finished (see FINISH).
 const ACQUIRE = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local lease = tonumber(ARGV[3])
@@ -31,10 +32,18 @@ if limit > 0 and card >= limit then return {0, card, 0, 0} end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 card = card + 1
 if card > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], card) end
-if ARGV[4] ~= 'api' then return {1, card, 0, 0} end
+if ARGV[4] ~= 'api' then return {1, card, 0, 0, 0} end
 local attempt = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
-if attempt == 0 and ARGV[5] == '1' then return {1, card, redis.call('HINCRBY', KEYS[3], ARGV[1], 1), 1} end
-return {1, card, attempt, 0}`;
+if attempt == 0 and ARGV[5] == '1' then return {1, card, redis.call('HINCRBY', KEYS[3], ARGV[1], 1), 1, 0} end
+return {1, card, attempt, 0, tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '0')}`;
+
+// KEYS: slots, done. ARGV: member, the finished job's attempt (0: a dry run, none). Frees the slot and records
+// that the attempt's job is over, in one step: whoever takes the slot next knows the job is finished even
+// before BullMQ has moved it to completed.
+const FINISH = `redis.call('ZREM', KEYS[1], ARGV[1])
+local attempt = tonumber(ARGV[2])
+if attempt > tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') then redis.call('HSET', KEYS[2], ARGV[1], attempt) end
+return 1`;
 
 // Renews only a slot that is still held: a late heartbeat must never resurrect a released slot.
 const RENEW = `${NOW}
@@ -64,12 +73,14 @@ type SlotCommands = {
     slots: string,
     peak: string,
     attempts: string,
+    done: string,
     member: string,
     limit: number,
     leaseMs: number,
     mode: string,
     claim: string,
-  ): Promise<[number, number, number, number]>;
+  ): Promise<[number, number, number, number, number]>;
+  slotFinish(slots: string, done: string, member: string, attempt: number): Promise<number>;
   slotRenew(slots: string, member: string, leaseMs: number): Promise<number>;
   slotHeld(slots: string, member: string): Promise<number>;
   slotInFlight(slots: string): Promise<number>;
@@ -78,7 +89,8 @@ type SlotCommands = {
 
 function withCommands(redis: Redis): Redis & SlotCommands {
   if (!('slotAcquire' in redis)) {
-    redis.defineCommand('slotAcquire', { numberOfKeys: 3, lua: ACQUIRE });
+    redis.defineCommand('slotAcquire', { numberOfKeys: 4, lua: ACQUIRE });
+    redis.defineCommand('slotFinish', { numberOfKeys: 2, lua: FINISH });
     redis.defineCommand('slotRenew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
     redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
@@ -98,6 +110,8 @@ export type AcquireResult = {
   /** API mode, when taken: the account's create attempt, and whether this call claimed it (the first). */
   attempt: number;
   claimed: boolean;
+  /** API mode, when taken and not claimed: the last attempt whose job finished (see `finish`). */
+  done: number;
 };
 
 export type SlotSettings = {
@@ -111,6 +125,7 @@ export class CreationSlots {
   private readonly key: string;
   private readonly peakKey: string;
   private readonly attemptsKey: string;
+  private readonly doneKey: string;
   readonly limit: number;
   readonly leaseMs: number;
 
@@ -119,6 +134,7 @@ export class CreationSlots {
     this.key = `${settings.QUEUE_PREFIX}:account-creation:slots`;
     this.peakKey = `${settings.QUEUE_PREFIX}:account-creation:peak`;
     this.attemptsKey = `${settings.QUEUE_PREFIX}:account-creation:attempts`;
+    this.doneKey = `${settings.QUEUE_PREFIX}:account-creation:done`;
     this.limit = settings.ACCOUNT_CREATION_CONCURRENCY;
     this.leaseMs = settings.ACCOUNT_CREATION_SLOT_LEASE_MS;
   }
@@ -133,10 +149,11 @@ export class CreationSlots {
     mode: 'api' | 'worker',
     options: { claimFirst?: boolean } = {},
   ): Promise<AcquireResult> {
-    const [status, inFlight, attempt, claimed] = await this.redis.slotAcquire(
+    const [status, inFlight, attempt, claimed, done] = await this.redis.slotAcquire(
       this.key,
       this.peakKey,
       this.attemptsKey,
+      this.doneKey,
       member,
       this.limit,
       this.leaseMs,
@@ -148,6 +165,7 @@ export class CreationSlots {
       inFlight,
       attempt,
       claimed: claimed === 1,
+      done,
     };
   }
 
@@ -155,9 +173,16 @@ export class CreationSlots {
     return (await this.redis.slotRenew(this.key, member, this.leaseMs)) === 1;
   }
 
-  /** Frees the slot; `via` sends the command on another connection, to order it with that connection's. */
-  async release(member: string, via: Pick<Redis, 'zrem'> = this.redis): Promise<void> {
-    await via.zrem(this.key, member);
+  async release(member: string): Promise<void> {
+    await this.redis.zrem(this.key, member);
+  }
+
+  /**
+   * A job's end: frees its slot and records its attempt (0 for a dry run) as finished. `via` sends the command
+   * on another connection, to order it with that connection's commands.
+   */
+  async finish(member: string, attempt: number, via: Redis = this.redis): Promise<void> {
+    await withCommands(via).slotFinish(this.key, this.doneKey, member, attempt);
   }
 
   async isHeld(member: string): Promise<boolean> {

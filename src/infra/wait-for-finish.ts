@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
+import { resultKey } from './job-results.js';
 
 /**
  * Waits at most `waitMs` for the job to finish: its result, `timedOut`, or the failure as an Error. Like
@@ -12,6 +13,8 @@ export function waitForFinish<R>(
   job: Job,
   waitMs: number,
   pending: Set<() => void>,
+  /** Early results (`JobResults`): the first of the two answers. */
+  direct?: EventEmitter,
 ): Promise<{ result: R | undefined; timedOut: boolean }> {
   const id = job.id!;
   // Per-job events (`completed:<id>`) are emitted by QueueEvents but absent from its typed listener map.
@@ -19,6 +22,7 @@ export function waitForFinish<R>(
   return new Promise((resolve, reject) => {
     const onCompleted = ({ returnvalue }: { returnvalue: unknown }) =>
       end(() => resolve({ result: returnvalue as R, timedOut: false }));
+    const onDirect = (returnvalue: unknown) => onCompleted({ returnvalue });
     const onFailed = ({ failedReason }: { failedReason: string }) =>
       end(() => reject(new Error(failedReason)));
     const cancel = () => end(() => reject(new Error('the queue is closing')));
@@ -30,11 +34,13 @@ export function waitForFinish<R>(
       clearTimeout(timer);
       events.off(`completed:${id}`, onCompleted);
       events.off(`failed:${id}`, onFailed);
+      direct?.off(resultKey(queue.name, id), onDirect);
       pending.delete(cancel);
       settle();
     }
     events.on(`completed:${id}`, onCompleted);
     events.on(`failed:${id}`, onFailed);
+    direct?.on(resultKey(queue.name, id), onDirect);
     pending.add(cancel);
     // A job that finished before the listeners were in place (a joined job, a very fast worker).
     job

@@ -17,6 +17,8 @@ export const jobCatalog = {
       processId: z.string(),
       operationsTeamId: z.string(),
       dryRun: z.boolean(),
+      /** The account's create attempt the job is (part of its id); 0 for a dry run. */
+      attempt: z.number().int().nonnegative().default(0),
       requestId,
     }),
     options: { attempts: 5, backoff: { type: 'exponential', delay: 200 } },

@@ -66,9 +66,10 @@ export async function createAccountJob(
     stop();
     // A refusal can come before the check: let it land first, or the release could precede it.
     await slot.catch(() => undefined);
-    // Not awaited: sent on the connection BullMQ completes the job on, so Redis frees the slot before anyone
-    // can learn the job finished (a client's next create never meets its own slot), without a round trip.
-    // Should it fail (Redis down), the slot lapses after its lease.
-    if (finished) void slots.release(member, ctx.jobRedis).catch(() => undefined);
+    // Not awaited: sent on the connection BullMQ completes the job on (and the result is published on), so
+    // Redis frees the slot and marks the attempt finished before anyone can learn the job's result (a client's
+    // next create never meets its own slot, nor joins this job), without a round trip. Should it fail (Redis
+    // down), the slot lapses after its lease and the job's state tells the attempt is over.
+    if (finished) void slots.finish(member, data.attempt, ctx.jobRedis).catch(() => undefined);
   }
 }

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
+import { publishResult } from '../infra/job-results.js';
 import { producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
@@ -50,7 +51,10 @@ export function startWorkers(
         job: Job,
         ctx: WorkerContext,
       ) => Promise<unknown>;
-      return processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      const result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      // Before BullMQ completes the job on this same connection: a waiting API can answer a round trip sooner.
+      publishResult(connection, config.QUEUE_PREFIX, queueName, job.id!, result);
+      return result;
     };
     const worker = new Worker(queueName, dispatch, {
       // Also the job's completion connection (`jobRedis`): BullMQ uses the instance it is given for commands.

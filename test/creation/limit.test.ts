@@ -1,8 +1,18 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CreationSlots } from '../../src/creation/slots.js';
+import { CreationSlots, slotMember } from '../../src/creation/slots.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { jobId } from '../../src/workers/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { accountPayload, apiFor, setupTenant, startTestWorkers, until, type TestWorkers } from './support.js';
+import {
+  accountPayload,
+  apiFor,
+  setupTenant,
+  startTestWorkers,
+  SUPPLIER,
+  until,
+  type TestWorkers,
+} from './support.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -105,5 +115,40 @@ describe('bounded wait', () => {
       external_account_number: 'WAIT-1',
       kraken_account_number: done.kraken_account_number,
     });
+  });
+});
+
+describe('job ids', () => {
+  it("a create after an attempt's job finished claims the next attempt, even while BullMQ still shows that job pending", async () => {
+    const { t, api, slots } = await appWith({ ACCOUNT_CREATION_WAIT_MS: '300' });
+    await api.stage(accountPayload('DONE-1'));
+    const member = slotMember(SUPPLIER, 'DONE-1');
+    const id = (attempt: number) =>
+      jobId('create', encodeURIComponent(processKey(SUPPLIER, 'DONE-1')), String(attempt));
+    const queue = t.app.queues.queue('account-creation');
+    // Attempt 1's job: it has freed its slot and marked itself finished (as a worker does just before BullMQ
+    // moves the job to completed), but the queue still shows it waiting.
+    expect((await slots.acquire(member, 'api', { claimFirst: true })).attempt).toBe(1);
+    await queue.add(
+      'create-account',
+      {
+        processId: processKey(SUPPLIER, 'DONE-1'),
+        operationsTeamId: '0'.repeat(24),
+        dryRun: false,
+        attempt: 1,
+        requestId: 'r',
+      },
+      { jobId: id(1) },
+    );
+    await slots.finish(member, 1);
+
+    // No worker runs, so the create waits out and says which job it queued.
+    expect((await api.create('DONE-1')).statusCode).toBe(503);
+    expect(await queue.getJobState(id(2))).toBe('waiting');
+    const process = await t.app.db.models.AccountImportProcess.findById(
+      processKey(SUPPLIER, 'DONE-1'),
+    ).lean();
+    expect(process?.creationJobId).toBe(id(2));
+    expect((await queue.getJob(id(2)))?.data).toMatchObject({ attempt: 2, dryRun: false });
   });
 });

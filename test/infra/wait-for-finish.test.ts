@@ -1,6 +1,7 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { producerConnection, workerConnection } from '../../src/infra/redis.js';
+import { JobResults, publishResult } from '../../src/infra/job-results.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { testConfig } from '../support/env.js';
 
@@ -101,5 +102,24 @@ describe('waitForFinish', () => {
     for (const cancel of pending) cancel();
     await expect(waiting).rejects.toThrow('the queue is closing');
     expect(pending.size).toBe(0);
+  });
+
+  it('answers from a result the worker published, before (here: without) the queue finishing the job', async () => {
+    const { config, queue, events } = await setup();
+    const results = new JobResults(config.REDIS_URL, config.QUEUE_PREFIX);
+    cleanups.push(() => results.close());
+    await results.ready;
+    const pending = new Set<() => void>();
+    // No worker: the job stays waiting, so only the published result can end the wait.
+    const job = await queue.add('x', { n: 3 }, { jobId: 'early-result' });
+    const waiting = waitForFinish(events, queue, job, 10_000, pending, results);
+    const publisher = producerConnection(config.REDIS_URL);
+    cleanups.push(() => publisher.disconnect());
+    await new Promise((resolve) => publisher.once('ready', resolve));
+    publishResult(publisher, config.QUEUE_PREFIX, 'other-queue', 'early-result', { wrong: true });
+    publishResult(publisher, config.QUEUE_PREFIX, 'w', 'early-result', { doubled: 6 });
+    expect(await waiting).toEqual({ result: { doubled: 6 }, timedOut: false });
+    expect(await queue.getJobState('early-result')).toBe('waiting');
+    expect(results.listenerCount('w:early-result')).toBe(0);
   });
 });

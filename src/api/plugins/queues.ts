@@ -11,6 +11,7 @@ import {
 import type { Redis } from 'ioredis';
 import { withTimeout } from '../../infra/timeout.js';
 import { waitForFinish } from '../../infra/wait-for-finish.js';
+import { JobResults } from '../../infra/job-results.js';
 import { producerConnection, workerConnection } from '../../infra/redis.js';
 import { ApiError } from '../errors.js';
 
@@ -54,6 +55,7 @@ export default fp(
       queues.set(name, queue);
     }
     const eventConnections: Redis[] = [];
+    const results = new JobResults(url, prefix);
     /** Waits in progress, ended on close. */
     const pending = new Set<() => void>();
     const eventsFor = (name: QueueName) => {
@@ -90,7 +92,14 @@ export default fp(
             throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
           throw err;
         }
-        const result = await waitForFinish<R>(queueEvents, api.queue(spec.queue), job, waitMs, pending);
+        const result = await waitForFinish<R>(
+          queueEvents,
+          api.queue(spec.queue),
+          job,
+          waitMs,
+          pending,
+          results,
+        );
         return { job, ...result };
       },
       async close() {
@@ -100,6 +109,7 @@ export default fp(
           [...events.values()].map((e) => withTimeout(e.close(), 2_000).catch(() => undefined)),
         );
         for (const connection of eventConnections) connection.disconnect();
+        results.close();
         await Promise.all([...queues.values()].map((q) => q.close()));
         producer.disconnect();
       },

@@ -124,14 +124,14 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       // Whether the account is staged, skipped or imported is the worker's to say (as the job's result): the
       // request path reads no process, so the queue hop costs Redis round trips only.
       const processId = key;
-      let teamId: string, id: string;
+      let teamId: string, job: { id: string; attempt: number };
       try {
         const found = await findTeamId(body.operations_team_name);
         if (!found) throw new ApiError('operations_team_name_does_not_exist');
         teamId = found;
-        id = slot.claimed
-          ? createJobId(processId, slot.attempt)
-          : await chooseJobId(member, processId, slot.attempt, dryRun, request.id);
+        job = slot.claimed
+          ? { id: createJobId(processId, slot.attempt), attempt: slot.attempt }
+          : await chooseJob(member, processId, slot, dryRun, request.id);
       } catch (err) {
         await slots.release(member).catch(() => undefined);
         throw err;
@@ -143,8 +143,8 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       const stop = slots.keepAlive(member, (err) => onLost(err), 1_000);
       const waiting = app.queues.enqueueAndWait<'create-account', CreationOutcome>(
         'create-account',
-        { processId, operationsTeamId: teamId, dryRun, requestId: request.id },
-        { jobId: id, waitMs: app.config.ACCOUNT_CREATION_WAIT_MS },
+        { processId, operationsTeamId: teamId, dryRun, attempt: job.attempt, requestId: request.id },
+        { jobId: job.id, waitMs: app.config.ACCOUNT_CREATION_WAIT_MS },
       );
       waiting.catch(() => undefined);
       let settled: Awaited<typeof waiting>;
@@ -170,7 +170,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       if (settled.timedOut || settled.result === undefined) {
         // The slot lapses once nobody renews it: from then on the status endpoint finds the queued job by this id.
         await retryTransient(() =>
-          models.AccountImportProcess.updateOne({ _id: processId }, { $set: { creationJobId: id } }),
+          models.AccountImportProcess.updateOne({ _id: processId }, { $set: { creationJobId: job.id } }),
         ).catch((err: unknown) => request.log.warn({ err }, 'could not record the pending create job'));
         throw new ApiError('account_creation_pending', { headers: { 'retry-after': '10' } });
       }
@@ -183,29 +183,33 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
 
   /**
    * Deterministic job ids: a real create is `create-<process>-<n>` where n counts accepted creates (kept in
-   * Redis, see `CreationSlots.claimAttempt`; an account's first is claimed with its slot); a queued job left behind by an earlier request is joined rather than
-   * duplicated, a finished or failed one is followed by attempt n+1 (whose worker answers "already imported"
-   * when the account exists). A dry run is tied to its request. The account's slot, held by this request,
-   * already serialises creates of one account; two claims that still raced (a slot lapsed after its lease)
-   * saw the same n and so join the same job.
+   * Redis, see `CreationSlots.claimAttempt`; an account's first is claimed with its slot); a queued job left
+   * behind by an earlier request is joined rather than duplicated, a finished or failed one is followed by
+   * attempt n+1 (whose worker answers "already imported" when the account exists). A job marks its attempt
+   * finished as it frees its slot (`slot.done`), before BullMQ moves it to completed, so a create right after
+   * an answer never joins the job that gave it. A dry run is tied to its request. The account's slot, held by
+   * this request, already serialises creates of one account; two claims that still raced (a slot lapsed
+   * after its lease) saw the same n and so join the same job.
    */
-  async function chooseJobId(
+  async function chooseJob(
     member: string,
     processId: string,
-    attempt: number,
+    slot: { attempt: number; done: number },
     dryRun: boolean,
     requestId: string,
-  ) {
+  ): Promise<{ id: string; attempt: number }> {
+    const { attempt } = slot;
     try {
-      if (attempt > 0) {
+      if (attempt > slot.done) {
         const state = await app.queues.queue('account-creation').getJobState(createJobId(processId, attempt));
         if (PENDING_JOB_STATES.has(state)) {
           if (dryRun) throw new ApiError('account_import_in_progress');
-          return createJobId(processId, attempt);
+          return { id: createJobId(processId, attempt), attempt };
         }
       }
-      if (dryRun) return jobId('dryrun', encodeURIComponent(processId), requestId);
-      return createJobId(processId, await slots.claimAttempt(member, attempt));
+      if (dryRun) return { id: jobId('dryrun', encodeURIComponent(processId), requestId), attempt: 0 };
+      const next = await slots.claimAttempt(member, attempt);
+      return { id: createJobId(processId, next), attempt: next };
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw redisUnavailable();
