@@ -22,13 +22,13 @@ const ACQUIRE = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local lease = tonumber(ARGV[3])
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1]), 0, 0} end
+  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1]), 0, 0, 0} end
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-  return {1, redis.call('ZCARD', KEYS[1]), 0, 0}
+  return {1, redis.call('ZCARD', KEYS[1]), 0, 0, 0}
 end
 local card = redis.call('ZCARD', KEYS[1])
 local limit = tonumber(ARGV[2])
-if limit > 0 and card >= limit then return {0, card, 0, 0} end
+if limit > 0 and card >= limit then return {0, card, 0, 0, 0} end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 card = card + 1
 if card > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], card) end
