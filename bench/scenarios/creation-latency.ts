@@ -6,6 +6,7 @@ import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { jobId, retention } from '../../src/workers/catalog.js';
+import { until } from '../../test/creation/support.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
@@ -66,7 +67,11 @@ const scenario: Scenario = {
         const list = phases();
         const times = (ext: string) =>
           seen.get(jobId('create', encodeURIComponent(processKey(SUPPLIER, ext)), '1'));
-        await waitFor(() => (run.calls.every(({ ext }) => times(ext)?.completed) ? true : undefined));
+        await until(
+          async () => run.calls.every(({ ext }) => times(ext)?.completed),
+          'every completed event',
+          5_000,
+        );
         for (const { ext, t0, t1 } of run.calls) {
           const job = times(ext)!;
           if (!job.added || !job.active || !job.completed) continue;
@@ -205,16 +210,5 @@ async function bullmqFloor(config: Config, processorMs: number): Promise<number>
     await queue.obliterate({ force: true });
     await queue.close();
     producer.disconnect();
-  }
-}
-
-/** Resolves with `read()`'s first defined value, checking every millisecond (at most 5 s). */
-async function waitFor<T>(read: () => T | undefined): Promise<T> {
-  const until = performance.now() + 5_000;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (performance.now() > until) throw new Error('timed out waiting for a queue event');
-    await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
