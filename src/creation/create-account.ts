@@ -12,17 +12,17 @@ import {
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
 import { loadStagedPayload } from './staging.js';
-import { retryTransient } from './transient.js';
+import { retryTransient } from '../storage/transient.js';
 import {
   accountFields,
-  buildLedgers,
+  buildJournalOpening,
   buildNotes,
-  buildStatements,
-  buildTransactions,
+  type RawPayload,
   type RecordContext,
 } from './records.js';
+import { storageFor } from '../storage/index.js';
 import { derivedId } from '../models/record-ids.js';
-import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
+import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
 import { creationLookups } from './lookups.js';
 
 /**
@@ -171,18 +171,12 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   if (input.dryRun) {
     if (!validated.ok) return refuse('account_failed_validation');
     const data = validated.data;
-    const raw = JSON.parse(staged) as Parameters<typeof buildTransactions>[1];
+    const raw = JSON.parse(staged) as RawPayload;
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of models
-    const docs: Array<[Model<any>, object[]]> = [
-      [models.Ledger, buildLedgers(data, ctx)],
-      [models.Transaction, buildTransactions(data, raw, ctx)],
-      [models.Note, buildNotes(data, ctx)],
-      [models.Statement, buildStatements(data, ctx)],
-    ];
+    buildJournalOpening(data, raw, ctx);
     // Rejects with the model's ValidationError, as a real insert would.
-    await Promise.all(docs.flatMap(([model, list]) => list.map((doc) => new model(doc).validate())));
+    await Promise.all(buildNotes(data, ctx).map((doc) => new models.Note(doc).validate()));
     return refuse('dry_run_rolled_back');
   }
 
@@ -215,7 +209,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   }
   if (!validated.ok) return refuse('account_failed_validation');
   const data = validated.data;
-  const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
+  const raw = JSON.parse(sourcePayload) as RawPayload;
 
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx, deps.clock());
@@ -243,19 +237,17 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   };
 }
 
+/** The account's records: notes, and its ledger journal's first entry (ledgers, transactions, statements). */
 async function writeRecords(
   db: Database,
   data: AccountPayload,
-  raw: Parameters<typeof buildTransactions>[1],
+  raw: RawPayload,
   ctx: RecordContext,
   now: Date,
 ) {
-  const { models } = db;
   await Promise.all([
-    insertMissing(models.Ledger, buildLedgers(data, ctx), now),
-    insertMissing(models.Transaction, buildTransactions(data, raw, ctx), now),
-    insertMissing(models.Note, buildNotes(data, ctx), now),
-    insertMissing(models.Statement, buildStatements(data, ctx), now),
+    insertMissing(db.models.Note, buildNotes(data, ctx), now),
+    storageFor(db.models).journal.open(ctx.accountId, buildJournalOpening(data, raw, ctx), now),
   ]);
 }
 

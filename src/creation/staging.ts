@@ -2,9 +2,9 @@ import type { Types } from 'mongoose';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { stagedPayloadModel } from '../models/staged-payload.js';
-import { retryTransient } from './transient.js';
+import { retryTransient } from '../storage/transient.js';
 import { isDuplicateKey } from '../infra/mongo.js';
-import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
+import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }

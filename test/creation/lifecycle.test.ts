@@ -1,3 +1,4 @@
+import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStagedPayload } from '../../src/creation/staging.js';
 import { processKey } from '../../src/models/account-import-process.js';
@@ -120,26 +121,19 @@ describe('create', () => {
       billingPostcode: '28013',
       accountType: 'DOMESTIC',
     });
-    const ledger = await models.Ledger.findOne({ accountId: account!._id, ledgerCode: 'ELECTRICITY' }).lean();
+    const history = await storageFor(models).journal.history(account!._id);
+    const ledger = history!.head.ledgers.find((l) => l.code === 'ELECTRICITY');
     expect(ledger).toMatchObject({
       position: 0,
       lastStatementBalanceMinor: -1200,
       balanceMinor: 550,
       openPeriodStart: '2025-04-01',
     });
-    const tx = await models.Transaction.findOne({
-      accountId: account!._id,
-      transactionId: 'ELEC-H-001',
-    }).lean();
+    const tx = history!.transactions.find((t) => t.transactionId === 'ELEC-H-001');
     expect(tx).toMatchObject({ amount: '59.65', signedMinor: -5965, origin: 'historical_statement' });
     // The transaction exactly as received (a JSON number stays a number).
-    expect(JSON.parse(tx!.data)).toEqual(
-      accountPayload('x').ledgers[0]!.historical_statement_transactions[0],
-    );
-    const statement = await models.Statement.findOne({
-      accountId: account!._id,
-      statementId: 'ST-2025-01',
-    }).lean();
+    expect(tx!.data).toEqual(accountPayload('x').ledgers[0]!.historical_statement_transactions[0]);
+    const statement = history!.statements.find((st) => st.statementId === 'ST-2025-01');
     expect(statement!.documentLocation).toBe(
       `migration-documents/migrations/acme_energia/statements/2025/01/EXT-000123.pdf`,
     );
@@ -192,6 +186,7 @@ describe('create', () => {
       transactions: 0,
       notes: 0,
       statements: 0,
+      journalEntries: 0,
     });
     // A real create afterwards still works.
     expect((await api.create('DRY-1')).statusCode).toBe(201);

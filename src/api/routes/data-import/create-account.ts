@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { CreationOutcome } from '../../../creation/create-account.js';
 import { CreationSlots, slotMember } from '../../../creation/slots.js';
 import { loadStagedPayload } from '../../../creation/staging.js';
-import { retryTransient } from '../../../creation/transient.js';
+import { retryTransient } from '../../../storage/transient.js';
 import { validateAccount, validateCreateAccountRequest } from '../../../domain/validation/index.js';
 import { processKey } from '../../../models/account-import-process.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
 import { notesImportSchema } from '../../../schemas/post-import.js';
 import { importNotes } from '../../../post-import/notes.js';
-import { documentLocation, resolveImport } from '../../../post-import/target.js';
+import { documentLocation, resolveImport } from '../../post-import-target.js';
 
 const noteResult = z.object({
   created_at: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
