@@ -107,6 +107,7 @@ function ledger(code: string, index: number, months: number, closing: string) {
       amount: m % 3 === 0 ? bill.toFixed(2) : bill.toNumber(),
       type: 'CHARGE',
       reason: 'IMPORTED_CHARGE',
+      reference: `FAC-${tag}-${start.slice(0, 7)}-${String(seed).padStart(6, '0')}`,
       display_note: `Factura ${start.slice(0, 7)}`,
       note: `Importada del sistema anterior (lote ${seed})`,
     });
@@ -119,6 +120,7 @@ function ledger(code: string, index: number, months: number, closing: string) {
         type: 'PAYMENT',
         payment_type: 'DD_REGULAR_COLLECTION',
         reference: `DD-${tag}-${m}`,
+        display_note: `Cobro por domiciliación de la factura ${start.slice(0, 7)}`,
       });
     if (m % 12 === 6) {
       const credit = amountFor(seed, 500, 1500);
