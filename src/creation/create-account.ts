@@ -11,7 +11,7 @@ import {
 } from '../domain/validation/index.js';
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
-import { loadStagedPayload } from './staging.js';
+import { loadStagedPayload, payloadHash } from './staging.js';
 import { retryTransient } from '../storage/transient.js';
 import {
   accountFields,
@@ -157,8 +157,9 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
 
   if (!staged) return refuse('import_process_does_not_exist');
   const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
-  let validated = validateAccount(JSON.parse(staged), validationContext);
-  let sourcePayload = staged;
+  // Parsed once: validation reads its input without changing it, and the records echo it as received.
+  let raw = JSON.parse(staged) as RawPayload;
+  let validated = validateAccount(raw, validationContext);
   const sendEmail = supplier.sendMigrationEmail === true;
   await input.beforeWrites?.();
 
@@ -171,7 +172,6 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   if (input.dryRun) {
     if (!validated.ok) return refuse('account_failed_validation');
     const data = validated.data;
-    const raw = JSON.parse(staged) as RawPayload;
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
     buildJournalOpening(data, raw, ctx);
@@ -183,7 +183,9 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   // The account is inserted first and read back only when it exists already (an interrupted creation): on
   // FerretDB's SQLite backend an `_id` lookup that finds nothing reads the whole accounts table, while the
   // duplicate key of an existing one is cheap. A resumed creation continues from the payload its account
-  // was made from, even if the account was re-staged since.
+  // was made from (its hash is on the account; a replaced payload stays readable under it), even if the
+  // account was re-staged since.
+  const sourceHash = payloadHash(staged);
   const accountId = accountIdFor(process._id);
   const account = validated.ok
     ? await insertAccount(
@@ -196,20 +198,20 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
           processId: process._id,
           operationsTeamId: new Types.ObjectId(input.operationsTeamId),
           ...accountFields(validated.data),
-          sourcePayload: staged,
+          sourceHash,
           migrationEmailStatus: sendEmail ? 'pending' : null,
         },
         deps.clock(),
       )
     : await models.Account.findById(accountId).lean();
   if (!account) return refuse('account_failed_validation');
-  if (account.sourcePayload && account.sourcePayload !== staged) {
-    sourcePayload = account.sourcePayload;
-    validated = validateAccount(JSON.parse(sourcePayload), validationContext);
+  const original = await originalPayload(models, process._id, account, sourceHash);
+  if (original !== null) {
+    raw = JSON.parse(original) as RawPayload;
+    validated = validateAccount(raw, validationContext);
   }
   if (!validated.ok) return refuse('account_failed_validation');
   const data = validated.data;
-  const raw = JSON.parse(sourcePayload) as RawPayload;
 
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx, deps.clock());
@@ -259,8 +261,26 @@ type AccountRow = {
   number: string;
   createdAt?: Date | null;
   sourcePayload?: string | null;
+  sourceHash?: string | null;
   migrationEmailStatus?: string | null;
 };
+
+/**
+ * The payload an interrupted creation started from, when the staged payload has been replaced since (null
+ * when it is the one staged now). Accounts created before payload hashes kept the payload itself.
+ */
+async function originalPayload(
+  models: Database['models'],
+  processId: string,
+  account: AccountRow,
+  stagedHash: string,
+): Promise<string | null> {
+  if (account.sourcePayload) return account.sourcePayload;
+  if (!account.sourceHash || account.sourceHash === stagedHash) return null;
+  const archived = await loadStagedPayload(models, processId, account.sourceHash);
+  if (archived === null) throw new Error(`payload ${account.sourceHash} of process ${processId} is missing`);
+  return archived;
+}
 
 /** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
 async function insertAccount(models: Database['models'], fields: NewAccount, now: Date): Promise<AccountRow> {

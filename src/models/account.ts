@@ -35,8 +35,13 @@ export const accountSchema = new Schema(
     paymentSchedules: { type: [Schema.Types.Mixed], default: [] },
     references: { type: [Schema.Types.Mixed], default: [] },
     metadata: { type: String, default: '[]' },
-    /** The staged payload (as received) the account was created from; a resumed creation reuses it. */
-    sourcePayload: { type: String, default: null },
+    /**
+     * sha256 of the staged payload (as received) the account was created from: a resumed creation reads that
+     * payload again, from the archive of replaced payloads if it was re-staged since (see `creation/staging.ts`).
+     */
+    sourceHash: { type: String, default: null },
+    /** Legacy: accounts created before `sourceHash` kept the payload itself. Never written any more. */
+    sourcePayload: { type: String },
     /** Migration e-mail: null (not wanted), pending, sending, sent, skipped (no SMTP / no address), uncertain. */
     migrationEmailStatus: { type: String, default: null },
     migrationEmailAt: { type: Date, default: null },

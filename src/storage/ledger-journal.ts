@@ -8,7 +8,7 @@ import {
   type journalEntryKinds,
   type transactionOrigins,
 } from '../models/journal-entry.js';
-import { signedAmount, toMinor } from '../domain/money.js';
+import { signedMinor } from '../domain/money.js';
 import type { Transaction } from '../schemas/transaction.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { retryTransient } from './transient.js';
@@ -118,7 +118,7 @@ export function storedTransaction(
     originalTransactionDate: extra.originalTransactionDate ?? null,
     type: t.type,
     amount: t.amount,
-    signedMinor: toMinor(signedAmount(t.type, t.amount).toFixed(2)),
+    signedMinor: signedMinor(t.type, t.amount),
     origin,
     billingDocument: extra.billingDocument ?? null,
     note: extra.note !== undefined ? extra.note : (t.note ?? null),

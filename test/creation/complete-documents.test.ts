@@ -63,7 +63,7 @@ describe('documents built for inserts that bypass mongoose', () => {
           processId: processKey('SUPPLIER', 'EXT-1'),
           operationsTeamId: new Types.ObjectId(),
           ...accountFields(data),
-          sourcePayload: JSON.stringify(raw),
+          sourceHash: 'f'.repeat(64),
           migrationEmailStatus: null,
         },
       ],

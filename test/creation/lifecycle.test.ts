@@ -1,6 +1,7 @@
 import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadStagedPayload } from '../../src/creation/staging.js';
+import { accountIdFor } from '../../src/creation/create-account.js';
+import { loadStagedPayload, payloadHash } from '../../src/creation/staging.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { stagedPayloadModel } from '../../src/models/staged-payload.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -102,6 +103,40 @@ describe('stage', () => {
 });
 
 describe('create', () => {
+  it('resumes an interrupted creation from the payload it started from, even after a re-stage', async () => {
+    expect((await api.stage(accountPayload('RSM-1'))).statusCode).toBe(201);
+    const key = processKey(SUPPLIER, 'RSM-1');
+    const original = (await loadStagedPayload(t.app.db.models, key))!;
+    // What a worker killed right after inserting the account leaves: the account, nothing else.
+    const { models } = t.app.db;
+    const process = await models.AccountImportProcess.findById(key).orFail().lean();
+    const team = await models.OperationsTeam.findOne().orFail().lean();
+    await models.Account.create({
+      _id: accountIdFor(key),
+      number: 'A-0000RSM1',
+      organisationId: process.organisationId,
+      importSupplier: SUPPLIER,
+      externalAccountNumber: 'RSM-1',
+      processId: key,
+      operationsTeamId: team._id,
+      accountType: 'DOMESTIC',
+      billingName: 'María García López',
+      sourceHash: payloadHash(original),
+    });
+    // The account is re-staged meanwhile with other ledgers.
+    const changed = accountPayload('RSM-1');
+    changed.ledgers = [changed.ledgers[1]!];
+    expect((await api.stage(changed)).statusCode).toBe(200);
+
+    const created = await api.create('RSM-1');
+    expect(created.statusCode).toBe(201);
+    expect(created.json().kraken_account_number).toBe('A-0000RSM1');
+    const history = await storageFor(models).journal.history(accountIdFor(key));
+    // The ledgers of the payload the account was made from, not the re-staged one's.
+    expect(history!.head.ledgers.map((l) => l.code)).toEqual(['ELECTRICITY', 'GAS']);
+    expect(await recordCounts(t.app.db, 'RSM-1')).toEqual(expectedCounts());
+  });
+
   it('creates the account and every record, then refuses a second create and a stage with both numbers', async () => {
     expect((await api.stage(accountPayload('CRT-1'))).statusCode).toBe(201);
     const res = await api.create('CRT-1');
