@@ -56,10 +56,13 @@ export type CreationRefusal =
   | 'account_failed_validation'
   | 'dry_run_rolled_back';
 
+/** A validation finding without its detail (which may quote payload values): its code and path only. */
+export type RefusedField = { code: string; attr: string };
+
 /** Job results are stored in clear text in Redis: codes and numbers only, never payload data. */
 export type CreationOutcome =
   | { ok: true; kraken_account_number: string; account_id: string; send_email: boolean }
-  | { ok: false; code: CreationRefusal; detail?: string }
+  | { ok: false; code: CreationRefusal; detail?: string; errors?: RefusedField[] }
   | {
       ok: false;
       code: 'account_import_process_already_imported';
@@ -106,6 +109,38 @@ const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
   code,
   ...(detail ? { detail } : {}),
 });
+
+const invalid = (errors: readonly RefusedField[]) => ({
+  ok: false as const,
+  code: 'account_failed_validation' as const,
+  errors: errors.map(({ code, attr }) => ({ code, attr })),
+});
+
+/**
+ * A refusal for invalid staged data, recorded on the process (codes and paths only) so that it can be told
+ * later and by any API pod, and returned as the job's result.
+ */
+async function recordInvalid(
+  models: Database['models'],
+  processId: string,
+  errors: readonly RefusedField[],
+): Promise<CreationOutcome> {
+  const outcome = invalid(errors);
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne(
+      { _id: processId },
+      {
+        $set: {
+          creationRefusal: JSON.stringify({
+            code: 'account_failed_validation',
+            errors: outcome.ok ? [] : outcome.errors,
+          }),
+        },
+      },
+    ),
+  );
+  return outcome;
+}
 
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
   const { models } = deps.db;
@@ -170,7 +205,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   });
 
   if (input.dryRun) {
-    if (!validated.ok) return refuse('account_failed_validation');
+    if (!validated.ok) return invalid(validated.errors);
     const data = validated.data;
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
@@ -204,13 +239,13 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
         deps.clock(),
       )
     : await models.Account.findById(accountId).lean();
-  if (!account) return refuse('account_failed_validation');
+  if (!account) return recordInvalid(models, process._id, validated.ok ? [] : validated.errors);
   const original = await originalPayload(models, process._id, account, sourceHash);
   if (original !== null) {
     raw = JSON.parse(original) as RawPayload;
     validated = validateAccount(raw, validationContext);
   }
-  if (!validated.ok) return refuse('account_failed_validation');
+  if (!validated.ok) return recordInvalid(models, process._id, validated.errors);
   const data = validated.data;
 
   const ctx = recordContext(account._id);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { CreationSlots } from '../../../creation/slots.js';
 import { processKey } from '../../../models/account-import-process.js';
 import { ApiError } from '../../errors.js';
-import { PENDING_JOB_STATES } from './create-account.js';
+import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
 
 const supplierParams = z.object({ code: z.string().min(1).max(64) });
 // Optional keyset pagination (off unless `limit` is given): items after `after`, in the list's order.
