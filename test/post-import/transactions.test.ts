@@ -5,6 +5,7 @@ import { openDatabase } from '../../src/infra/mongo.js';
 import { AccountLocks } from '../../src/post-import/account-lock.js';
 import { importTransactions } from '../../src/post-import/transactions.js';
 import { storageFor } from '../../src/storage/index.js';
+import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';
 import { startHoldingProxy } from '../support/mongo-proxy.js';
 import {
   defaultLedger,
@@ -300,6 +301,22 @@ describe('POST /v1/data-import/transactions/create/', () => {
     const after = await storageFor(env.t.app.db.models).journal.history(accountId);
     expect(after?.head.seq).toBe(before?.head.seq);
     expect(await env.t.app.db.models.Note.countDocuments({ accountId })).toBe(0);
+  });
+
+  it('refuses more transactions than one request may carry with too_many_items, writing nothing', async () => {
+    const { external, accountId } = await freshAccount();
+    const many = Array.from({ length: POST_IMPORT_LIMITS.transactions + 1 }, (_, i) =>
+      payment(`MANY-${i}`, '2025-06-10', '0.01'),
+    );
+    const res = await importTxns(external, many);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      code: 'request_failed_validation',
+      errors: [{ code: 'too_many_items', attr: 'transactions' }],
+    });
+    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500, count: 0 });
+    const limit = await importTxns(external, many.slice(0, POST_IMPORT_LIMITS.transactions));
+    expect(limit.statusCode).toBe(201);
   });
 
   it('answers 404 for an account whose creation has not marked its process imported', async () => {
