@@ -130,10 +130,10 @@ export function accountFields(data: AccountPayload) {
     salesChannel: data.sales_channel ?? null,
     salesSubchannel: data.sales_subchannel ?? null,
     communicationPreference: data.communication_preference ?? null,
-    customers: data.customers,
-    supplyAddresses: data.supply_addresses ?? [],
-    paymentSchedules: data.payment_schedules ?? [],
-    references: data.references ?? [],
+    customers: JSON.stringify(data.customers),
+    supplyAddresses: JSON.stringify(data.supply_addresses ?? []),
+    paymentSchedules: JSON.stringify(data.payment_schedules ?? []),
+    references: JSON.stringify(data.references ?? []),
     metadata: JSON.stringify(data.metadata ?? []),
   };
 }
