@@ -10,7 +10,7 @@ import {
   validateAccountOnPool,
 } from '../../validation.js';
 
-/** A JSON body as this plugin's parser hands it over: still text (a text/plain body stays a plain string). */
+/** A JSON body as this plugin's parser hands it over: still text. */
 class JsonText {
   constructor(readonly text: string) {}
 }
