@@ -66,10 +66,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
 function allowedMethods(app: FastifyInstance): (method: string, url: string) => string[] {
   // The same matching rules as the server's router (see instance.ts).
   const routes = Router({ ignoreTrailingSlash: true });
-  const methods = new Set<string>();
+  const methods = new Set<Router.HTTPMethod>();
   const noop = () => {};
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
+    for (const method of [route.method].flat().map((m) => m.toUpperCase() as Router.HTTPMethod)) {
       if (routes.hasRoute(method, route.url)) continue;
       routes.on(method, route.url, noop);
       methods.add(method);
@@ -77,6 +77,6 @@ function allowedMethods(app: FastifyInstance): (method: string, url: string) => 
   });
   return (method, url) => {
     const path = url.split('?', 1)[0]!;
-    return [...methods].filter((m) => m !== method && routes.find(m as Router.HTTPMethod, path)).sort();
+    return [...methods].filter((m) => m !== method && routes.find(m, path)).sort();
   };
 }
