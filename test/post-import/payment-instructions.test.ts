@@ -200,6 +200,30 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
   });
 });
 
+describe('payment vendors a deployment has not enabled', () => {
+  it('refuses SIMULATED as invalid_choice when PAYMENT_VENDORS does not list it', async () => {
+    const stripeOnly = await startPostImportEnv('payments_off', { PAYMENT_VENDORS: 'STRIPE' });
+    try {
+      await seedAccount(stripeOnly, 'EXT-OFF-1');
+      const res = await stripeOnly.post('payment-instruction/create/', {
+        import_supplier: stripeOnly.supplier,
+        external_account_number: 'EXT-OFF-1',
+        vendor: 'SIMULATED',
+        reference: 'sim_ok_1',
+        type: 'CARD',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({
+        code: 'request_failed_validation',
+        errors: [{ code: 'invalid_choice', attr: 'vendor' }],
+      });
+      expect(await stripeOnly.t.app.db.models.PaymentInstruction.countDocuments()).toBe(0);
+    } finally {
+      await stripeOnly.close();
+    }
+  });
+});
+
 describe('the SIMULATED vendor', () => {
   it('decides by reference prefix: sim_ok and sim_flaky exist, sim_down is 500, others 400', async () => {
     const expectations: [string, number][] = [

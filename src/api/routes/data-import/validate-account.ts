@@ -3,12 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { accountPayloadSchema } from '../../../schemas/account.js';
 import { createValidationPool } from '../../../validation-pool/pool.js';
 import { errorBody } from '../../schemas.js';
-import {
-  catalogueExtra,
-  DEFAULT_REGION,
-  validateAccountRequest,
-  validateAccountOnPool,
-} from '../../validation.js';
+import { DEFAULT_REGION } from '../../../domain/region/index.js';
+import { catalogueExtra, validateAccountRequest, validateAccountOnPool } from '../../validation.js';
 
 /** A JSON body as this plugin's parser hands it over: still text. */
 class JsonText {
