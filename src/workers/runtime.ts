@@ -1,4 +1,4 @@
-import { Queue, Worker, type Job, type Processor } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -37,9 +37,16 @@ export function startWorkers(
     const connection = workerConnection(config.REDIS_URL);
     connections.push(connection);
     const dispatch: Processor = async (job: Job) => {
-      const spec = jobCatalog[job.name as JobName];
-      if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
-      const data = spec.data.parse(job.data);
+      // A job this code cannot run never becomes runnable by retrying it.
+      const spec = Object.hasOwn(jobCatalog, job.name) ? jobCatalog[job.name as JobName] : undefined;
+      if (!spec || spec.queue !== queueName)
+        throw new UnrecoverableError(`unknown job ${job.name} on ${queueName}`);
+      const parsed = spec.data.safeParse(job.data);
+      if (!parsed.success)
+        throw new UnrecoverableError(
+          `invalid data for ${job.name}: ${parsed.error.issues.map((i) => i.path.join('.') || 'data').join(', ')}`,
+        );
+      const data = parsed.data;
       const jobLog = log.child({
         queue: queueName,
         job_id: job.id,
