@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import { publishResult } from '../infra/job-results.js';
-import { producerConnection, workerConnection } from '../infra/redis.js';
+import { logConnectionErrors, producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
@@ -18,7 +18,7 @@ export function startWorkers(
 ): RunningWorkers {
   const { config, db, log } = deps;
   const producer = producerConnection(config.REDIS_URL);
-  producer.on('error', () => undefined);
+  logConnectionErrors(producer, log, 'worker-producer');
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
   );
