@@ -7,7 +7,6 @@ import {
   integer,
   isoDate,
   isoDatetime,
-  LONG_TEXT,
   PATH_TEXT,
   text,
 } from './primitives.js';
