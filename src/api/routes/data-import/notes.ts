@@ -2,15 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
-import { notesImportSchema } from '../../../schemas/post-import.js';
+import { noteResultSchema, notesImportSchema } from '../../../schemas/post-import.js';
 import { importNotes } from '../../../post-import/notes.js';
 import { documentLocation, resolveImport } from '../../post-import-target.js';
-
-const noteResult = z.object({
-  created_at: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
-  body: z.string().optional(),
-  status: z.enum(['NOTE_CREATION_SUCCESS', 'NOTE_ALREADY_EXISTS']),
-});
 
 export default async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -23,7 +17,7 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
         description:
           'A note is created unless the account already has one with the same content (and the same created_at, when given).',
         body: notesImportSchema,
-        response: { 201: z.array(noteResult) },
+        response: { 201: z.array(noteResultSchema) },
       },
     },
     async (request, reply) => {

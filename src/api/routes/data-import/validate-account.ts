@@ -3,14 +3,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { accountPayloadSchema } from '../../../schemas/account.js';
 import { createValidationPool } from '../../../validation-pool/pool.js';
 import { errorBody } from '../../schemas.js';
-import {
-  catalogueExtra,
-  DEFAULT_REGION,
-  validateAccountRequest,
-  validateAccountOnPool,
-} from '../../validation.js';
+import { DEFAULT_REGION } from '../../../domain/region/index.js';
+import { catalogueExtra, validateAccountRequest, validateAccountOnPool } from '../../validation.js';
 
-/** A JSON body as this plugin's parser hands it over: still text (a text/plain body stays a plain string). */
+/** A JSON body as this plugin's parser hands it over: still text. */
 class JsonText {
   constructor(readonly text: string) {}
 }
