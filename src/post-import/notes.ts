@@ -5,7 +5,7 @@ import type { Models } from '../models/index.js';
 import type { ImportNote, NoteResult } from '../schemas/post-import.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
 import { noteIdFor } from '../models/record-ids.js';
-import { insertIgnoringDuplicates } from '../storage/inserts.js';
+import { earliestByContent, findNotes, insertNotes } from '../storage/notes.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
@@ -30,24 +30,13 @@ export async function importNotes(
   });
 
   const undatedHashes = prepared.filter((p) => !p.note.created_at).map((p) => p.contentHash);
-  const existingByContent = new Map<string, Date>();
-  if (undatedHashes.length > 0) {
-    const found = await models.Note.find(
-      { accountId, contentHash: { $in: undatedHashes } },
-      { contentHash: 1, noteCreatedAt: 1 },
-    )
-      .sort({ noteCreatedAt: 1 })
-      .lean();
-    for (const f of found)
-      if (f.contentHash && !existingByContent.has(f.contentHash))
-        existingByContent.set(f.contentHash, f.noteCreatedAt);
-  }
+  const existingByContent = await earliestByContent(models, accountId, undatedHashes);
 
   const toInsert = prepared
     .map((p, index) => ({ p, index }))
     .filter(({ p }) => p.note.created_at || !existingByContent.has(p.contentHash));
-  const inserted = await insertIgnoringDuplicates(
-    models.Note,
+  const inserted = await insertNotes(
+    models,
     toInsert.map(({ p }) => ({
       _id: noteIdFor(accountId, p.dedupKey),
       accountId,
@@ -58,7 +47,7 @@ export async function importNotes(
       noteCreatedAt: p.createdAt,
       isPinned: p.note.is_pinned ?? false,
       unpinAt: p.note.unpin_at ? new Date(p.note.unpin_at) : null,
-      origin: 'note_import',
+      origin: 'note_import' as const,
     })),
   );
   const insertedIndexes = new Set(toInsert.filter((_, i) => inserted.has(i)).map(({ index }) => index));
@@ -68,10 +57,10 @@ export async function importNotes(
     (p, i) => !insertedIndexes.has(i) && !p.note.created_at && !existingByContent.has(p.contentHash),
   );
   if (lostUndated.length > 0) {
-    const winners = await Promise.all(
-      lostUndated.map((p) =>
-        models.Note.findById(noteIdFor(accountId, p.dedupKey), { contentHash: 1, noteCreatedAt: 1 }).lean(),
-      ),
+    const winners = await findNotes(
+      models,
+      accountId,
+      lostUndated.map((p) => p.dedupKey),
     );
     for (const w of winners) if (w?.contentHash) existingByContent.set(w.contentHash, w.noteCreatedAt);
   }
@@ -111,7 +100,7 @@ export async function addRedatingNote(
     .update(JSON.stringify([ledger.code, [...transactionIds].sort()]))
     .digest('hex');
   const dedupKey = `system:redated-transactions:${digest}`;
-  await insertIgnoringDuplicates(models.Note, [
+  await insertNotes(models, [
     {
       _id: noteIdFor(accountId, dedupKey),
       accountId,
@@ -122,7 +111,7 @@ export async function addRedatingNote(
       noteCreatedAt: now,
       isPinned: true,
       unpinAt: null,
-      origin: 'system',
+      origin: 'system' as const,
     },
   ]);
 }

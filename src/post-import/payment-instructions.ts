@@ -1,7 +1,7 @@
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { InstructionDetails } from '../vendors/index.js';
-import { isDuplicateKey } from '../infra/mongo.js';
+import { findActiveInstruction, insertActiveInstruction } from '../storage/payment-instructions.js';
 
 export type InstructionRequest = { vendor: string; reference: string; type: string };
 
@@ -13,9 +13,7 @@ export type VerifyOutcome =
       code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable';
     };
 
-export async function activeInstruction(models: Models, accountId: Types.ObjectId) {
-  return models.PaymentInstruction.findOne({ activeSlot: accountId.toHexString() }).lean();
-}
+export const activeInstruction = findActiveInstruction;
 
 export function isSameInstruction(
   active: { vendor: string; reference: string; type: string },
@@ -50,24 +48,17 @@ export async function recordInstruction(
   wanted: InstructionRequest,
   details: InstructionDetails,
 ): Promise<VerifyOutcome> {
-  try {
-    const doc = await models.PaymentInstruction.create({
-      accountId,
-      vendor: wanted.vendor,
-      reference: wanted.reference,
-      type: wanted.type,
-      status: 'ACTIVE',
-      activeSlot: accountId.toHexString(),
-      vendorDetails: details,
-    });
-    return { ok: true, instructionId: doc._id.toHexString() };
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    return (
-      (await checkActive(models, accountId, wanted)) ?? {
-        ok: false,
-        code: 'account_has_active_payment_instruction',
-      }
-    );
-  }
+  const written = await insertActiveInstruction(models, accountId, {
+    vendor: wanted.vendor,
+    reference: wanted.reference,
+    type: wanted.type,
+    vendorDetails: details,
+  });
+  if (written.inserted) return { ok: true, instructionId: written.id };
+  return (
+    (await checkActive(models, accountId, wanted)) ?? {
+      ok: false,
+      code: 'account_has_active_payment_instruction',
+    }
+  );
 }

@@ -1,0 +1,77 @@
+import type { Types } from 'mongoose';
+import type { Models } from '../models/index.js';
+import { noteIdFor } from '../models/record-ids.js';
+import { insertIgnoringDuplicates } from './inserts.js';
+
+/**
+ * The repository of notes. A note's `_id` is derived from (account, dedup key), so identical notes converge on
+ * one document and are found by `_id`.
+ */
+
+/** How many reads by `_id` one request keeps in flight (its notes are bounded too, see POST_IMPORT_LIMITS). */
+const READ_CONCURRENCY = 8;
+
+export type NoteDocument = {
+  _id: Types.ObjectId;
+  accountId: Types.ObjectId;
+  dedupKey: string;
+  contentHash: string | null;
+  body: string | null;
+  documentPaths: string[];
+  noteCreatedAt: Date;
+  isPinned: boolean;
+  unpinAt: Date | null;
+  origin: 'account_payload' | 'note_import' | 'system';
+};
+
+/** Inserts notes, skipping those that exist; returns the indexes this call inserted. */
+export function insertNotes(models: Models, notes: NoteDocument[]): Promise<Set<number>> {
+  return insertIgnoringDuplicates(models.Note, notes);
+}
+
+/**
+ * The earliest creation time of the account's notes with each content hash (undated imports match a note of
+ * any date). The one note query that is not by `_id`: FerretDB v1 answers it by reading the collection, so
+ * it is made only for undated notes; on MongoDB the (accountId, contentHash) index serves it.
+ */
+export async function earliestByContent(
+  models: Models,
+  accountId: Types.ObjectId,
+  contentHashes: readonly string[],
+): Promise<Map<string, Date>> {
+  const found = new Map<string, Date>();
+  if (contentHashes.length === 0) return found;
+  const notes = await models.Note.find(
+    { accountId, contentHash: { $in: contentHashes } },
+    { contentHash: 1, noteCreatedAt: 1 },
+  )
+    .sort({ noteCreatedAt: 1 })
+    .lean();
+  for (const n of notes)
+    if (n.contentHash && !found.has(n.contentHash)) found.set(n.contentHash, n.noteCreatedAt);
+  return found;
+}
+
+/** Notes by dedup key, read by `_id` with bounded concurrency (null where there is none). */
+export async function findNotes(
+  models: Models,
+  accountId: Types.ObjectId,
+  dedupKeys: readonly string[],
+): Promise<Array<{ contentHash?: string | null; noteCreatedAt: Date } | null>> {
+  const out: Array<{ contentHash?: string | null; noteCreatedAt: Date } | null> = new Array(
+    dedupKeys.length,
+  ).fill(null);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(READ_CONCURRENCY, dedupKeys.length) }, async () => {
+      while (next < dedupKeys.length) {
+        const i = next++;
+        out[i] = await models.Note.findById(noteIdFor(accountId, dedupKeys[i]!), {
+          contentHash: 1,
+          noteCreatedAt: 1,
+        }).lean();
+      }
+    }),
+  );
+  return out;
+}
