@@ -1,5 +1,9 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { ApiError } from './errors.js';
+
+/** Seconds a client waits before retrying after a backing service was unavailable (README Decisions). */
+const SERVICE_UNAVAILABLE_RETRY_AFTER = '5';
 
 type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
 
@@ -39,6 +43,14 @@ function fromFastifyError(err: FastifyError): ApiError | null {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDatabaseUnavailable(error)) {
+      // Not a fault of ours or the client's: the retry after the outage succeeds (every write is idempotent).
+      request.log.warn({ err: error }, 'database unavailable');
+      return reply
+        .code(503)
+        .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)
+        .send(new ApiError('service_unavailable').body());
+    }
     const apiError = error instanceof ApiError ? error : fromFastifyError(error);
     if (apiError) {
       if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');

@@ -1,13 +1,17 @@
-import { Queue, Worker, type Job, type Processor } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
-import { publishResult } from '../infra/job-results.js';
+import { publishResult, publishUnavailable } from '../infra/job-results.js';
+import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
+
+/** How long a job that could not reach the database waits before it runs again (plus up to 0.5 s jitter). */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
 
@@ -36,7 +40,7 @@ export function startWorkers(
   const workers = only.map((queueName) => {
     const connection = workerConnection(config.REDIS_URL);
     connections.push(connection);
-    const dispatch: Processor = async (job: Job) => {
+    const dispatch: Processor = async (job: Job, token?: string) => {
       const spec = jobCatalog[job.name as JobName];
       if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
       const data = spec.data.parse(job.data);
@@ -51,7 +55,18 @@ export function startWorkers(
         job: Job,
         ctx: WorkerContext,
       ) => Promise<unknown>;
-      const result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      let result: unknown;
+      try {
+        result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        // An outage is no fault of the job: it waits and runs again without using up an attempt, for as long
+        // as the outage lasts (every processor is idempotent), and a waiting API hears of it at once (503).
+        publishUnavailable(connection, config.QUEUE_PREFIX, queueName, job.id!);
+        jobLog.warn({ err: (err as Error).message }, 'database unavailable; job put back to retry');
+        await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS + Math.floor(Math.random() * 500), token);
+        throw new DelayedError();
+      }
       // Before BullMQ completes the job on this same connection: a waiting API can answer a round trip sooner.
       publishResult(connection, config.QUEUE_PREFIX, queueName, job.id!, result);
       return result;
