@@ -1,9 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
-import { ApiError } from './errors.js';
-
-/** Seconds a client waits before retrying after a backing service was unavailable (README Decisions). */
-const SERVICE_UNAVAILABLE_RETRY_AFTER = '5';
+import { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER } from './errors.js';
 
 type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
 

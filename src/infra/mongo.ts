@@ -47,6 +47,17 @@ export class DatabaseUnavailableError extends Error {
 const { MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError } =
   mongoose.mongo;
 
+/** Socket failures: the driver lets some through unwrapped (EPIPE when the server went away mid-write). */
+const SOCKET_ERROR_CODES: ReadonlySet<unknown> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
+
 /**
  * The database could not be reached (no server to select, a connection refused, reset or closed): a retry
  * later can succeed, so the API answers 503 and workers retry the job. Bulk writes carry the network error
@@ -60,7 +71,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       e instanceof MongoServerSelectionError ||
       e instanceof MongoNotConnectedError ||
       e instanceof MongoTopologyClosedError ||
-      (e.name === 'MongoBulkWriteError' && 'beforeHandshake' in e)
+      (e.name === 'MongoBulkWriteError' && 'beforeHandshake' in e) ||
+      SOCKET_ERROR_CODES.has((e as { code?: unknown }).code)
     )
       return true;
   }

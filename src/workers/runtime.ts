@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import { publishResult, publishUnavailable } from '../infra/job-results.js';
-import { isDatabaseUnavailable } from '../infra/mongo.js';
+import { isDatabaseUnavailable, pingDatabase } from '../infra/mongo.js';
 import { producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
@@ -37,6 +37,7 @@ export function startWorkers(
   };
 
   const connections: Redis[] = [];
+  let databaseDown = false;
   const workers = only.map((queueName) => {
     const connection = workerConnection(config.REDIS_URL);
     connections.push(connection);
@@ -55,17 +56,27 @@ export function startWorkers(
         job: Job,
         ctx: WorkerContext,
       ) => Promise<unknown>;
+      // An outage is no fault of the job: it waits and runs again without using up an attempt, for as long as
+      // the outage lasts (every processor is idempotent), and a waiting API hears of it at once (503).
+      const putBack = async (err: unknown): Promise<never> => {
+        publishUnavailable(connection, config.QUEUE_PREFIX, queueName, job.id!);
+        jobLog.warn({ err: (err as Error).message }, 'database unavailable; job put back to retry');
+        await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS + Math.floor(Math.random() * 500), token);
+        throw new DelayedError();
+      };
+      // Once a job met the outage, jobs first check that the database is back (one ping) rather than each
+      // taking its slot and failing on its first read.
+      if (databaseDown) {
+        await pingDatabase(db.conn, config.MONGO_SERVER_SELECTION_TIMEOUT_MS).catch(putBack);
+        databaseDown = false;
+      }
       let result: unknown;
       try {
         result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
       } catch (err) {
         if (!isDatabaseUnavailable(err)) throw err;
-        // An outage is no fault of the job: it waits and runs again without using up an attempt, for as long
-        // as the outage lasts (every processor is idempotent), and a waiting API hears of it at once (503).
-        publishUnavailable(connection, config.QUEUE_PREFIX, queueName, job.id!);
-        jobLog.warn({ err: (err as Error).message }, 'database unavailable; job put back to retry');
-        await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS + Math.floor(Math.random() * 500), token);
-        throw new DelayedError();
+        databaseDown = true;
+        return putBack(err);
       }
       // Before BullMQ completes the job on this same connection: a waiting API can answer a round trip sooner.
       publishResult(connection, config.QUEUE_PREFIX, queueName, job.id!, result);
