@@ -286,6 +286,8 @@ it(
       10_000,
     );
     expect(notReady.body.checks.database).toBe('down');
+    // Liveness stays green: nothing for an orchestrator to restart.
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
     // The token mutation too: a GraphQL error with HTTP 503 and Retry-After, no internal message.
     const tokenStarted = Date.now();
     const tokenRes = await fetch(`${base}/v1/graphql/`, {
