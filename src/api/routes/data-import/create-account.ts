@@ -7,6 +7,7 @@ import { CreationSlots, slotMember } from '../../../creation/slots.js';
 import { loadStagedPayload } from '../../../creation/staging.js';
 import { retryTransient } from '../../../creation/transient.js';
 import { validateAccount, validateCreateAccountRequest } from '../../../domain/validation/index.js';
+import { DatabaseUnavailableError } from '../../../infra/mongo.js';
 import { processKey } from '../../../models/account-import-process.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';
 import { jobId } from '../../../workers/catalog.js';
@@ -151,7 +152,9 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       try {
         settled = await Promise.race([waiting, lost]);
       } catch (err) {
-        if (err instanceof ApiError) {
+        // The job was put back to wait out a database outage: it takes the slot again when it runs, and
+        // meanwhile the client's retry joins it instead of meeting this request's slot.
+        if (err instanceof ApiError || err instanceof DatabaseUnavailableError) {
           await slots.release(member).catch(() => undefined);
           throw err;
         }
