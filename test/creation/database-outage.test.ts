@@ -29,8 +29,8 @@ let config: Config;
 
 /**
  * What is stored, read generically: the one place in this test that knows the storage model. Per account:
- * how many accounts its import process has, how many copies of each given transaction id, and whether every
- * ledger's balance moved by exactly the transactions imported onto it since `since`.
+ * how many accounts its import process has, how many copies of each given transaction id, each ledger's
+ * balance and the signed total of the given transactions stored on it (in cents).
  */
 async function stored(externals: string[], transactionIds: string[]) {
   const { Account, Ledger, Transaction } = db.models;
