@@ -40,7 +40,7 @@ export async function creationEnv(
   await ops.ensureTeam(TEAM);
   const token = (await graphqlToken(app, { APIKey: created.api_key })).body.data!.obtainKrakenToken.token;
   const headers = { authorization: `Token ${token}`, 'content-type': 'application/json' };
-  const workerDb = options.workers === false ? null : await openDatabase(config.MONGO_URL);
+  const workerDb = options.workers === false ? null : await openDatabase(config);
   const workers = workerDb ? startWorkers({ config, db: workerDb, log: pino({ level: 'silent' }) }) : null;
   const payload = (external: string) =>
     JSON.stringify({

@@ -12,6 +12,11 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MONGO_URL: z.string().min(1).default('mongodb://127.0.0.1:27017/account_migration'),
+  /**
+   * How long a database operation waits for a reachable server before failing (the driver's
+   * serverSelectionTimeoutMS): while the database is down, requests answer 503 after at most this long.
+   */
+  MONGO_SERVER_SELECTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: z
     .string()

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Router from 'find-my-way';
-import { ApiError } from './errors.js';
+import { isDatabaseUnavailable } from '../infra/mongo.js';
+import { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER } from './errors.js';
 
 type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
 
@@ -40,6 +41,14 @@ function fromFastifyError(err: FastifyError): ApiError | null {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDatabaseUnavailable(error)) {
+      // Not a fault of ours or the client's: the retry after the outage succeeds (every write is idempotent).
+      request.log.warn({ err: error }, 'database unavailable');
+      return reply
+        .code(503)
+        .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)
+        .send(new ApiError('service_unavailable').body());
+    }
     const apiError = error instanceof ApiError ? error : fromFastifyError(error);
     if (apiError) {
       if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');

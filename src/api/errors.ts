@@ -67,6 +67,9 @@ export const errorCatalogue = {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
+/** `Retry-After` (seconds) of a 503 `service_unavailable`: a backing service (database, Redis) is down. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER = '5';
+
 export type FieldError = { detail: string; code: string; attr: string };
 
 export type ApiErrorOptions = {

@@ -14,7 +14,7 @@ import { seedDemo } from './demo.js';
 let db: Database | undefined;
 async function withOps<T>(fn: (ops: Operations, config: Config) => Promise<T>): Promise<void> {
   const config = loadConfig();
-  db = await openDatabase(config.MONGO_URL);
+  db = await openDatabase(config);
   const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET), config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { DatabaseUnavailableError } from '../infra/mongo.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { recordCreationJob } from '../storage/import-processes.js';
@@ -123,6 +124,12 @@ export class CreateRequests {
     try {
       settled = await Promise.race([waiting, lost]);
     } catch (err) {
+      // The job was put back to wait out a database outage: it takes the slot again when it runs, and
+      // meanwhile the client's retry joins it instead of meeting this request's slot.
+      if (err instanceof DatabaseUnavailableError) {
+        await this.slots.release(member).catch(() => undefined);
+        throw err;
+      }
       // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
       const reachable = await this.redis.ping().then(
         () => true,

@@ -29,6 +29,21 @@ export function publishResult(
   via.publish(resultsChannel(prefix), JSON.stringify({ queue, jobId, result })).catch(() => undefined);
 }
 
+/** The event under which `JobResults` tells that a job's attempt could not reach the database. */
+export function unavailableKey(queue: string, jobId: string): string {
+  return `unavailable:${queue}:${jobId}`;
+}
+
+/**
+ * Tells a waiting API that the job could not reach the database and was put back to retry, so it can answer
+ * 503 at once instead of waiting for an outage to end. Best effort, like results.
+ */
+export function publishUnavailable(via: Redis, prefix: string, queue: string, jobId: string): void {
+  via
+    .publish(resultsChannel(prefix), JSON.stringify({ queue, jobId, unavailable: true }))
+    .catch(() => undefined);
+}
+
 /** One subscriber connection per API process; emits each result under `resultKey(queue, jobId)`. */
 export class JobResults extends EventEmitter {
   private readonly subscriber: Redis;
@@ -47,14 +62,15 @@ export class JobResults extends EventEmitter {
       () => undefined,
     );
     this.subscriber.on('message', (_channel: string, message: string) => {
-      let parsed: { queue?: unknown; jobId?: unknown; result?: unknown };
+      let parsed: { queue?: unknown; jobId?: unknown; result?: unknown; unavailable?: unknown };
       try {
         parsed = JSON.parse(message) as typeof parsed;
       } catch {
         return;
       }
       if (typeof parsed.queue === 'string' && typeof parsed.jobId === 'string') {
-        this.emit(resultKey(parsed.queue, parsed.jobId), parsed.result);
+        if (parsed.unavailable === true) this.emit(unavailableKey(parsed.queue, parsed.jobId));
+        else this.emit(resultKey(parsed.queue, parsed.jobId), parsed.result);
       }
     });
   }

@@ -1,13 +1,21 @@
 import mongoose, { type Connection } from 'mongoose';
+import type { Config } from '../config.js';
 import { withTimeout } from './timeout.js';
 import { modelsFor, syncIndexes, type Models } from '../models/index.js';
 
 export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
 
-/** Opens one connection and its models. Fails fast when the server is unreachable at boot. */
-export async function openDatabase(url: string): Promise<Database> {
-  const conn = mongoose.createConnection(url, {
-    serverSelectionTimeoutMS: 5_000,
+/**
+ * Opens one connection and its models. Fails fast when the server is unreachable, at boot and afterwards:
+ * no command buffering (mongoose would hold commands for 10 s while disconnected), and an operation waits at
+ * most `MONGO_SERVER_SELECTION_TIMEOUT_MS` for a reachable server. The driver reconnects on its own.
+ */
+export async function openDatabase(
+  config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS'>,
+): Promise<Database> {
+  const conn = mongoose.createConnection(config.MONGO_URL, {
+    serverSelectionTimeoutMS: config.MONGO_SERVER_SELECTION_TIMEOUT_MS,
+    bufferCommands: false,
     maxPoolSize: 50,
     autoIndex: false,
   });
@@ -26,4 +34,47 @@ export async function pingDatabase(conn: Connection, timeoutMs: number): Promise
 /** A duplicate-key error (E11000): a unique index refused the write, i.e. the record is already there. */
 export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
+/** Thrown where a step could not reach the database (e.g. a worker's job, heard of by the waiting API). */
+export class DatabaseUnavailableError extends Error {
+  constructor() {
+    super('the database is unavailable');
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+const { MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError } =
+  mongoose.mongo;
+
+/** Socket failures: the driver lets some through unwrapped (EPIPE when the server went away mid-write). */
+const SOCKET_ERROR_CODES: ReadonlySet<unknown> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
+
+/**
+ * The database could not be reached (no server to select, a connection refused, reset or closed): a retry
+ * later can succeed, so the API answers 503 and workers retry the job. Bulk writes carry the network error
+ * they stopped on as their own properties (the driver copies them), so they are recognised too.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (
+      e instanceof DatabaseUnavailableError ||
+      e instanceof MongoNetworkError ||
+      e instanceof MongoServerSelectionError ||
+      e instanceof MongoNotConnectedError ||
+      e instanceof MongoTopologyClosedError ||
+      (e.name === 'MongoBulkWriteError' && 'beforeHandshake' in e) ||
+      SOCKET_ERROR_CODES.has((e as { code?: unknown }).code)
+    )
+      return true;
+  }
+  return false;
 }

@@ -1,9 +1,11 @@
 import type { EventEmitter } from 'node:events';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { resultKey } from './job-results.js';
+import { resultKey, unavailableKey } from './job-results.js';
+import { DatabaseUnavailableError } from './mongo.js';
 
 /**
- * Waits at most `waitMs` for the job to finish: its result, `timedOut`, or the failure as an Error. Like
+ * Waits at most `waitMs` for the job to finish: its result, `timedOut`, or the failure as an Error (a
+ * `DatabaseUnavailableError` as soon as the worker says it could not reach the database). Like
  * BullMQ's `waitUntilFinished` (listen first, then look whether it finished already), but every failure of
  * the lookup (Redis gone mid-wait) rejects this promise instead of escaping as an unhandled rejection.
  */
@@ -25,6 +27,8 @@ export function waitForFinish<R>(
     const onDirect = (returnvalue: unknown) => onCompleted({ returnvalue });
     const onFailed = ({ failedReason }: { failedReason: string }) =>
       end(() => reject(new Error(failedReason)));
+    // The worker could not reach the database and put the job back: the caller answers 503 now.
+    const onUnavailable = () => end(() => reject(new DatabaseUnavailableError()));
     const cancel = () => end(() => reject(new Error('the queue is closing')));
     const timer = setTimeout(() => end(() => resolve({ result: undefined, timedOut: true })), waitMs);
     let ended = false;
@@ -35,12 +39,14 @@ export function waitForFinish<R>(
       events.off(`completed:${id}`, onCompleted);
       events.off(`failed:${id}`, onFailed);
       direct?.off(resultKey(queue.name, id), onDirect);
+      direct?.off(unavailableKey(queue.name, id), onUnavailable);
       pending.delete(cancel);
       settle();
     }
     events.on(`completed:${id}`, onCompleted);
     events.on(`failed:${id}`, onFailed);
     direct?.on(resultKey(queue.name, id), onDirect);
+    direct?.on(unavailableKey(queue.name, id), onUnavailable);
     pending.add(cancel);
     // A job that finished before the listeners were in place (a joined job, a very fast worker).
     job

@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from '../infra/mongo.js';
+
 /**
  * Write conflicts the database reports as retryable: MongoDB's WriteConflict / transient labels, and the
  * "database is locked" (SQLITE_BUSY) of FerretDB's SQLite backend under concurrent writers. Every write
@@ -5,6 +7,8 @@
  */
 export function isTransientDbError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
+  // An unreachable database is not a conflict: retrying at once would only hold the request (and its caller).
+  if (isDatabaseUnavailable(err)) return false;
   const e = err as {
     code?: number;
     message?: string;

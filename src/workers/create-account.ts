@@ -2,6 +2,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { createAccount, type CreationOutcome } from '../creation/create-account.js';
 import { CreationSlots } from '../creation/slots.js';
 import { UnknownRegionError } from '../domain/region/index.js';
+import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
@@ -24,6 +25,7 @@ export async function createAccountJob(
   slot.catch(() => undefined);
   let stop = () => {};
   let finished = false;
+  let putBack = false;
   try {
     const outcome = await createAccount(
       { db: ctx.db, config: ctx.config, clock: ctx.clock },
@@ -62,8 +64,10 @@ export async function createAccountJob(
     if (err instanceof DelayedError) throw err;
     // The supplier's region has no validation profile: configuration, which no retry mends.
     const hopeless = err instanceof UnknownRegionError || err instanceof UnrecoverableError;
+    // The job waits out a database outage (see the runtime) without its slot, so the client's retry joins it.
+    if (!hopeless && isDatabaseUnavailable(err)) putBack = true;
     // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
-    if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    else if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
     if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
@@ -75,5 +79,6 @@ export async function createAccountJob(
     // next create never meets its own slot, nor joins this job), without a round trip. Should it fail (Redis
     // down), the slot lapses after its lease and the job's state tells the attempt is over.
     if (finished) void slots.finish(member, data.attempt, ctx.jobRedis).catch(() => undefined);
+    else if (putBack) await slots.release(member).catch(() => undefined);
   }
 }

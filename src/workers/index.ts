@@ -24,7 +24,7 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-const db = await openDatabase(config.MONGO_URL);
+const db = await openDatabase(config);
 started.db = db;
 if (!closing) {
   const running = startWorkers({ config, db, log });

@@ -1,13 +1,17 @@
-import { Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
-import { publishResult } from '../infra/job-results.js';
+import { publishResult, publishUnavailable } from '../infra/job-results.js';
+import { isDatabaseUnavailable, pingDatabase } from '../infra/mongo.js';
 import { logConnectionErrors, producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
+
+/** How long a job that could not reach the database waits before it runs again (plus up to 0.5 s jitter). */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
 
@@ -33,10 +37,11 @@ export function startWorkers(
   };
 
   const connections: Redis[] = [];
+  let databaseDown = false;
   const workers = only.map((queueName) => {
     const connection = workerConnection(config.REDIS_URL);
     connections.push(connection);
-    const dispatch: Processor = async (job: Job) => {
+    const dispatch: Processor = async (job: Job, token?: string) => {
       // A job this code cannot run never becomes runnable by retrying it.
       const spec = Object.hasOwn(jobCatalog, job.name) ? jobCatalog[job.name as JobName] : undefined;
       if (!spec || spec.queue !== queueName)
@@ -58,7 +63,28 @@ export function startWorkers(
         job: Job,
         ctx: WorkerContext,
       ) => Promise<unknown>;
-      const result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      // An outage is no fault of the job: it waits and runs again without using up an attempt, for as long as
+      // the outage lasts (every processor is idempotent), and a waiting API hears of it at once (503).
+      const putBack = async (err: unknown): Promise<never> => {
+        publishUnavailable(connection, config.QUEUE_PREFIX, queueName, job.id!);
+        jobLog.warn({ err: (err as Error).message }, 'database unavailable; job put back to retry');
+        await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS + Math.floor(Math.random() * 500), token);
+        throw new DelayedError();
+      };
+      // Once a job met the outage, jobs first check that the database is back (one ping) rather than each
+      // taking its slot and failing on its first read.
+      if (databaseDown) {
+        await pingDatabase(db.conn, config.MONGO_SERVER_SELECTION_TIMEOUT_MS).catch(putBack);
+        databaseDown = false;
+      }
+      let result: unknown;
+      try {
+        result = await processor(data, job, { ...ctx, log: jobLog, jobRedis: connection });
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        databaseDown = true;
+        return putBack(err);
+      }
       // Before BullMQ completes the job on this same connection: a waiting API can answer a round trip sooner.
       publishResult(connection, config.QUEUE_PREFIX, queueName, job.id!, result);
       return result;

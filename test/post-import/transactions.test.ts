@@ -247,7 +247,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
     // Writer A: the import code on a connection of its own, through a proxy that stalls its journal insert.
     const mongo = new URL(env.t.config.MONGO_URL);
     const proxy = await startHoldingProxy({ host: mongo.hostname, port: Number(mongo.port) });
-    const db = await openDatabase(proxy.url(mongo.pathname.slice(1)));
+    const db = await openDatabase({ ...env.t.config, MONGO_URL: proxy.url(mongo.pathname.slice(1)) });
     const locks = new AccountLocks(env.t.app.redis, env.t.config.QUEUE_PREFIX);
     try {
       const held = proxy.holdNext('insert', 'ledger_journal');

@@ -4,7 +4,12 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export type LocalServer = { url: string; port: number; pid?: number; stop: () => Promise<void> };
+export type LocalServer = {
+  url: string;
+  port: number;
+  pid?: number;
+  stop: (signal?: NodeJS.Signals) => Promise<void>;
+};
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -36,11 +41,11 @@ export async function waitForPort(port: number, timeoutMs = 30_000): Promise<voi
   }
 }
 
-function stopper(child: ChildProcess, dir?: string): () => Promise<void> {
-  return async () => {
+function stopper(child: ChildProcess, dir?: string): LocalServer['stop'] {
+  return async (signal = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
+      child.kill(signal);
       await exited;
     }
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -57,12 +62,14 @@ export function ferretdbBinary(): string | null {
  * A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port.
  * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
  * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
+ * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
+ * directory and port brings back "the same" server.
  */
-export async function startFerretDb(): Promise<LocalServer> {
+export async function startFerretDb(options: { port?: number; dir?: string } = {}): Promise<LocalServer> {
   const bin = ferretdbBinary();
   if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
-  const dir = mkdtempSync(join(tmpdir(), 'ferretdb-'));
-  const port = await freePort();
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ferretdb-'));
+  const port = options.port ?? (await freePort());
   const child = spawn(
     bin,
     [
@@ -77,7 +84,12 @@ export async function startFerretDb(): Promise<LocalServer> {
     { stdio: 'ignore' },
   );
   await waitForPort(port);
-  return { url: `mongodb://127.0.0.1:${port}/`, port, pid: child.pid, stop: stopper(child, dir) };
+  return {
+    url: `mongodb://127.0.0.1:${port}/`,
+    port,
+    pid: child.pid,
+    stop: stopper(child, options.dir ? undefined : dir),
+  };
 }
 
 /** A throwaway redis-server (no persistence). A fixed port lets a test stop and restart "the same" Redis. */

@@ -46,7 +46,7 @@ export default fp<ServicesOptions>(
         clock,
       ),
     );
-    const db = await openDatabase(config.MONGO_URL);
+    const db = await openDatabase(config);
     app.decorate('db', db);
     const redis = producerConnection(config.REDIS_URL);
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import mercurius from 'mercurius';
+import mercurius, { type MercuriusContext } from 'mercurius';
 import { Types } from 'mongoose';
 import { hashApiKey } from '../../auth/api-keys.js';
 import { TokenError } from '../../auth/tokens.js';
+import { isDatabaseUnavailable } from '../../infra/mongo.js';
+import { errorCatalogue, SERVICE_UNAVAILABLE_RETRY_AFTER } from '../errors.js';
 
 const { ErrorWithProps } = mercurius;
 
@@ -39,6 +41,26 @@ type TokenInput = { APIKey?: string | null; refreshToken?: string | null };
 
 function fail(message: string, errorCode: string): never {
   throw new ErrorWithProps(message, { errorCode }, 200);
+}
+
+type Resolver = (root: unknown, args: { input: TokenInput }, context: MercuriusContext) => Promise<unknown>;
+
+/** While the database is down the token mutation answers HTTP 503 with Retry-After, as the REST routes do. */
+function available(resolver: Resolver): Resolver {
+  return async (root, args, context) => {
+    try {
+      return await resolver(root, args, context);
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      context.reply.request.log.warn({ err }, 'database unavailable');
+      void context.reply.header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER);
+      throw new ErrorWithProps(
+        errorCatalogue.service_unavailable.detail,
+        { errorCode: 'SERVICE_UNAVAILABLE' },
+        503,
+      );
+    }
+  };
 }
 
 /** The token endpoint: exchanges an API key or a refresh token for a 60-minute JWT. */
@@ -91,7 +113,7 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
     graphiql: false,
     resolvers: {
       Query: { ping: () => 'pong' },
-      Mutation: { obtainKrakenToken: obtain, obtainToken: obtain },
+      Mutation: { obtainKrakenToken: available(obtain), obtainToken: available(obtain) },
     },
   });
 }
