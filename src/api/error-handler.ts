@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Router from 'find-my-way';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
+import { JournalContention } from '../storage/ledger-journal.js';
 import { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER } from './errors.js';
 
 type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
@@ -48,6 +49,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
         .code(503)
         .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)
         .send(new ApiError('service_unavailable').body());
+    }
+    // An account's journal kept changing under its writer (many concurrent imports onto one account).
+    if (error instanceof JournalContention) {
+      request.log.warn({ err: error }, 'ledger journal contention');
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .send(new ApiError('service_unavailable', { detail: 'The account is busy. Retry shortly.' }).body());
     }
     const apiError = error instanceof ApiError ? error : fromFastifyError(error);
     if (apiError) {
