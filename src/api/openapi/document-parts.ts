@@ -60,7 +60,20 @@ const tokenOperation: Operation = {
             operationName: { type: 'string' },
           },
         },
-        examples: { example: { summary: 'Exchange the API key for a token', value: examples.token } },
+        examples: {
+          example: { summary: 'Exchange the API key for a token', value: examples.token },
+          refresh: {
+            summary: 'Obtain a new token with the refresh token',
+            value: {
+              query: examples.token.query,
+              variables: {
+                input: {
+                  refreshToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXAiOiJyZWZyZXNoIn0.c2lnbmF0dXJl',
+                },
+              },
+            },
+          },
+        },
       },
     },
   },
