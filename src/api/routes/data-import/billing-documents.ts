@@ -31,7 +31,7 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
             400:
               'request_failed_validation (a transaction id already on the account is transaction_already_exists), ' +
               'ledger_not_found, ledger_has_finalized_billing_document or import_supplier_migration_not_ongoing.',
-            404: 'account_not_found: the account must be created, not only staged.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
           }),
         },
       },

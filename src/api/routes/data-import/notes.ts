@@ -30,7 +30,7 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
           201: z.array(noteResult).describe('One result per note, in the order sent.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], {
             400: 'request_failed_validation with every error, or import_supplier_migration_not_ongoing.',
-            404: 'account_not_found: the account must be created, not only staged.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
           }),
         },
       },

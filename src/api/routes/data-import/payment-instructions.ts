@@ -37,7 +37,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
             400:
               'request_failed_validation, vendor_instruction_not_found or account_has_active_payment_instruction ' +
               '(do not retry unchanged), or import_supplier_migration_not_ongoing.',
-            404: 'account_not_found: the account must be created, not only staged.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
             500: 'vendor_unavailable (retry unchanged: a retry joins the verification still under way) or internal_error.',
           }),
         },

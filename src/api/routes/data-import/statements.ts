@@ -23,7 +23,7 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
           201: statementsImportSchema.describe('Created: the validated data.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], {
             400: 'request_failed_validation, historical_statement_already_exists or import_supplier_migration_not_ongoing.',
-            404: 'account_not_found: the account must be created, not only staged.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
           }),
         },
       },

@@ -64,7 +64,7 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
                 'import_supplier_migration_not_ongoing.',
             ),
           ...errorResponses([413, 415, 404, ...commonErrors], {
-            404: 'account_not_found: the account must be created, not only staged.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
           }),
         },
       },
