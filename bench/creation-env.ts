@@ -7,12 +7,31 @@ import { openDatabase } from '../src/infra/mongo.js';
 import { startWorkers } from '../src/workers/runtime.js';
 import { graphqlToken } from '../test/support/app.js';
 import { validAccountPayload } from '../test/domain/fixtures.js';
+import { realisticAccountPayload } from '../test/domain/fixtures-realistic.js';
 
 export const SUPPLIER = 'BENCH_CREATE';
 export const TEAM = 'Bench Team';
 
+/**
+ * The accounts a benchmark sends. `realistic` is what migration teams send (about 50 KB, ~200 transactions
+ * over two ledgers, 42 months of history; `BENCH_MONTHS` changes the history); `minimal` is the small valid
+ * account of the tests (5.4 KB, 8 transactions), reported beside it for comparison.
+ */
+export type PayloadKind = 'realistic' | 'minimal';
+export const PAYLOAD_KINDS = (process.env.BENCH_PAYLOADS ?? 'realistic,minimal')
+  .split(',')
+  .map((s) => s.trim()) as PayloadKind[];
+
+export function accountTemplate(kind: PayloadKind, months = Number(process.env.BENCH_MONTHS ?? 42)) {
+  return kind === 'realistic' ? realisticAccountPayload({ months }) : validAccountPayload();
+}
+
 /** An API server, in-process workers on their own connection, a tenant and a team, for creation benchmarks. */
-export async function creationEnv(config: Config, options: { workers?: boolean } = {}) {
+export async function creationEnv(
+  config: Config,
+  options: { workers?: boolean; payload?: PayloadKind; months?: number } = {},
+) {
+  const template = accountTemplate(options.payload ?? 'realistic', options.months);
   const app: FastifyInstance = await createApiServer(config);
   await app.ready();
   const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
@@ -25,7 +44,7 @@ export async function creationEnv(config: Config, options: { workers?: boolean }
   const workers = workerDb ? startWorkers({ config, db: workerDb, log: pino({ level: 'silent' }) }) : null;
   const payload = (external: string) =>
     JSON.stringify({
-      ...validAccountPayload(),
+      ...template,
       import_supplier: SUPPLIER,
       external_account_number: external,
     });
@@ -49,6 +68,7 @@ export async function creationEnv(config: Config, options: { workers?: boolean }
     });
   return {
     app,
+    template,
     workers,
     workerDb,
     headers,

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../src/config.js';
 import { startFerretDb, startRedisServer } from '../test/support/processes.js';
 
 export type BenchEnv = {
   mongoBaseUrl: string;
+  /** The database server's process id when the bench started it (for its CPU time), else null. */
+  dbPid: number | null;
   redisUrl: string;
   /** A fresh config with its own database and queue prefix. */
   config(overrides?: Record<string, string>): Config;
@@ -41,9 +44,11 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
   const stops: Array<() => Promise<void>> = [];
   let mongoBaseUrl = env.MONGO_URL;
   let redisUrl = env.REDIS_URL;
+  let dbPid: number | null = null;
   if (!mongoBaseUrl) {
     const ferret = await startFerretDb();
     mongoBaseUrl = ferret.url;
+    dbPid = ferret.pid ?? null;
     stops.push(ferret.stop);
   }
   if (!redisUrl) {
@@ -54,6 +59,7 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
   const base = mongoBaseUrl;
   const benchEnv: BenchEnv = {
     mongoBaseUrl: base,
+    dbPid,
     redisUrl,
     config(overrides = {}) {
       const name = `bench_${randomBytes(4).toString('hex')}`;
@@ -74,6 +80,37 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
     env: benchEnv,
     stop: async () => {
       for (const s of stops.reverse()) await s();
+    },
+  };
+}
+
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc (Linux); null where unreadable. Fields 14
+ * and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux), after the command name in parentheses.
+ */
+export function processCpuSeconds(pid: number | null | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU milliseconds per item a set of processes used between `start()` and `stop()`. */
+export function cpuMeter(pids: Record<string, number | null | undefined>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuSeconds(pid)]));
+  return {
+    perItemMs(items: number): Record<string, number | null> {
+      return Object.fromEntries(
+        Object.entries(pids).map(([k, pid]) => {
+          const now = processCpuSeconds(pid);
+          const was = before[k];
+          return [k, now === null || was == null ? null : round(((now - was) * 1000) / items, 2)];
+        }),
+      );
     },
   };
 }

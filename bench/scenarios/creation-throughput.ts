@@ -1,12 +1,18 @@
 import { Agent, request } from 'node:http';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
-import { validAccountPayload } from '../../test/domain/fixtures.js';
-import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
-import { latencySummary, round, type Scenario } from '../support.js';
+import { creationEnv, PAYLOAD_KINDS, pool, SUPPLIER, TEAM, type PayloadKind } from '../creation-env.js';
+import { cpuMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
 
-/** Account counts to run, each in a fresh database: `BENCH_ACCOUNTS=500,1000,2000` (default 10,000). */
-const SIZES = (process.env.BENCH_ACCOUNTS ?? '10000').split(',').map((s) => Number(s.trim()));
+const list = (value: string) => value.split(',').map((s) => Number(s.trim()));
+/** Realistic-account counts to run, each in a fresh database: `BENCH_ACCOUNTS=1000,10000` (the default). */
+const SIZES = list(process.env.BENCH_ACCOUNTS ?? '1000,10000');
+/** Minimal-account count run beside them, for comparison. */
+const MINIMAL_SIZES = list(process.env.BENCH_MINIMAL_ACCOUNTS ?? '1000');
+/** The history sweep: months of history, and accounts per point. */
+const SWEEP_MONTHS = list(process.env.BENCH_SWEEP_MONTHS ?? '12,42,120');
+const SWEEP_ACCOUNTS = Number(process.env.BENCH_SWEEP_ACCOUNTS ?? 500);
+const WARM_UP = 100;
 const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
 const WORKER_CONCURRENCY = process.env.BENCH_WORKER_CONCURRENCY ?? '50';
 
@@ -19,21 +25,50 @@ type Timed = { status: number; ms: number; body: string };
  */
 const scenario: Scenario = {
   name: 'creation-throughput',
-  description: `Stage + create throughput via HTTP (1 web + 1 worker process, ${LIMIT} in flight = the limit), at ${SIZES.join(', ')} accounts`,
+  description:
+    `Stage + create throughput via HTTP (1 web + 1 worker process, ${LIMIT} in flight = the limit): realistic accounts ` +
+    `(42 months, 2 ledgers, ~200 transactions) at ${SIZES.join(', ')}, minimal accounts at ${MINIMAL_SIZES.join(', ')}, ` +
+    `and a sweep over ${SWEEP_MONTHS.join(', ')} months of history at ${SWEEP_ACCOUNTS} accounts; CPU per account of ` +
+    `each process (from /proc) and database documents written per account`,
   async run(env) {
     const results: Record<string, unknown> = {
       in_flight: LIMIT,
       worker_concurrency: Number(WORKER_CONCURRENCY),
     };
-    for (const size of SIZES) results[`accounts_${size}`] = await runOnce(env.config, size);
+    for (const kind of PAYLOAD_KINDS) {
+      for (const size of kind === 'realistic' ? SIZES : MINIMAL_SIZES)
+        results[`${kind}_${size}`] = await runOnce(env, kind, size, 42);
+    }
+    if (PAYLOAD_KINDS.includes('realistic')) {
+      const sweep: Record<string, unknown> = {};
+      for (const months of SWEEP_MONTHS) {
+        const r = await runOnce(env, 'realistic', SWEEP_ACCOUNTS, months);
+        sweep[`months_${months}`] = {
+          transactions_per_account: r.transactions_per_account,
+          payload_kb: r.payload_kb,
+          accounts_per_s: r.accounts_per_s,
+          documents_per_account: r.documents_per_account,
+          cpu_ms_per_account: r.cpu_ms_per_account,
+        };
+      }
+      results.history_sweep = sweep;
+    }
     return results;
   },
 };
 export default scenario;
 
-async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], size: number) {
-  const config = makeConfig({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
-  const e = await creationEnv(config, { workers: false });
+/** Documents in every collection of the database (what the run wrote, the tenant's few included). */
+async function documentCount(db: import('mongoose').Connection): Promise<number> {
+  let total = 0;
+  for (const c of await db.db!.listCollections().toArray())
+    total += await db.db!.collection(c.name).countDocuments();
+  return total;
+}
+
+async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: number) {
+  const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
+  const e = await creationEnv(config, { workers: false, payload: kind, months });
   const port = await freePort();
   // BENCH_CHILD_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the web and worker processes.
   const base = childEnv(
@@ -74,15 +109,12 @@ async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], siz
         req.on('error', reject);
         req.end(body);
       });
-    const template = validAccountPayload();
-    const externals = Array.from({ length: size }, (_, i) => `TP-${String(i).padStart(6, '0')}`);
-    const stageMs: number[] = [];
-    const createMs: number[] = [];
-    let retried429 = 0;
-    const started = performance.now();
-    let done = 0;
-    let lastReport = started;
-    await pool(externals, LIMIT, async (ext) => {
+    const template = e.template;
+    const txCount = (template.ledgers ?? []).reduce(
+      (n, l) => n + l.historical_statement_transactions.length + l.current_statement_transactions.length,
+      0,
+    );
+    const stageAndCreate = async (ext: string, stageMs: number[], createMs: number[]) => {
       const staged = await post(
         'create-or-update',
         JSON.stringify({ ...template, import_supplier: SUPPLIER, external_account_number: ext }),
@@ -103,8 +135,25 @@ async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], siz
         }
         if (created.status !== 201) throw new Error(`create ${ext}: ${created.status} ${created.body}`);
         createMs.push(created.ms);
-        break;
+        return;
       }
+    };
+    let retried429 = 0;
+    // Warm-up, not measured: module loading, JIT, connection pools (minutes of a real migration amortise them).
+    const warm = Array.from({ length: WARM_UP }, (_, i) => `WARM-${i}`);
+    await pool(warm, LIMIT, (ext) => stageAndCreate(ext, [], []));
+    retried429 = 0;
+    const documentsBefore = await documentCount(e.app.db.conn);
+    const cpu = cpuMeter({ database: env.dbPid, web: web.proc.pid, worker: worker.proc.pid });
+    const clientCpu = process.cpuUsage();
+    const externals = Array.from({ length: size }, (_, i) => `TP-${String(i).padStart(6, '0')}`);
+    const stageMs: number[] = [];
+    const createMs: number[] = [];
+    const started = performance.now();
+    let done = 0;
+    let lastReport = started;
+    await pool(externals, LIMIT, async (ext) => {
+      await stageAndCreate(ext, stageMs, createMs);
       done++;
       if (performance.now() - lastReport > 10_000) {
         lastReport = performance.now();
@@ -112,12 +161,23 @@ async function runOnce(makeConfig: Parameters<Scenario['run']>[0]['config'], siz
       }
     });
     const seconds = (performance.now() - started) / 1000;
+    const client = process.cpuUsage(clientCpu);
+    const cpuPerAccount = {
+      ...cpu.perItemMs(size),
+      client: round((client.user + client.system) / 1000 / size, 2),
+    };
     const imported = await e.app.db.models.AccountImportProcess.countDocuments({
       krakenAccountNumber: { $ne: null },
     });
-    if (imported !== size) throw new Error(`expected ${size} imported accounts, found ${imported}`);
+    if (imported !== size + WARM_UP) throw new Error(`expected ${size} imported accounts, found ${imported}`);
     return {
+      payload: kind,
+      months,
+      transactions_per_account: txCount,
+      payload_kb: round(Buffer.byteLength(JSON.stringify(template)) / 1024, 1),
       accounts: size,
+      documents_per_account: round(((await documentCount(e.app.db.conn)) - documentsBefore) / size, 2),
+      cpu_ms_per_account: cpuPerAccount,
       seconds: round(seconds, 1),
       accounts_per_s: round(size / seconds, 1),
       stage: latencySummary(stageMs),

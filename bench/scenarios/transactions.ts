@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Types } from 'mongoose';
-import { Operations } from '../../src/admin/operations.js';
-import { createApiServer } from '../../src/api/instance.js';
+import type { Types } from 'mongoose';
 import type { Config } from '../../src/config.js';
-import { accountIdFor } from '../../src/creation/create-account.js';
-import { ledgerIdFor } from '../../src/models/record-ids.js';
-import { graphqlToken } from '../../test/support/app.js';
-import { latencySummary, round, type Scenario } from '../support.js';
+import { accountIdFor, createAccount } from '../../src/creation/create-account.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { storageFor } from '../../src/storage/index.js';
+import { creationEnv, type PayloadKind } from '../creation-env.js';
+import { cpuMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
 
 const BATCH = 100;
 const SINGLE_BATCHES = 20;
@@ -15,51 +13,22 @@ const SINGLE_CONCURRENCY = 4;
 const ACCOUNTS = 100;
 const BATCHES_PER_ACCOUNT = 1;
 const MULTI_CONCURRENCY = 10;
-const SUPPLIER = 'BENCH_TXN';
+const SUPPLIER = 'BENCH_CREATE';
 
-/** A created account (process marked imported, Account, one ledger) with the `_id`s the creation worker gives them. */
-async function seedAccount(app: FastifyInstance, organisationId: Types.ObjectId, external: string) {
-  const { Account, AccountImportProcess, Ledger } = app.db.models;
-  const number = `A-${randomBytes(4).toString('hex').toUpperCase()}`;
-  const process = await AccountImportProcess.create({
-    organisationId,
-    importSupplier: SUPPLIER,
-    externalAccountNumber: external,
-    stagedAt: new Date(),
-    krakenAccountNumber: number,
-    accountCreatedAt: new Date(),
-  });
-  const account = await Account.create({
-    _id: accountIdFor(process._id),
-    number,
-    organisationId,
-    importSupplier: SUPPLIER,
-    externalAccountNumber: external,
-    processId: process._id,
-    operationsTeamId: new Types.ObjectId(),
-    accountType: 'DOMESTIC',
-    billingName: 'Bench',
-  });
-  await Ledger.create({
-    _id: ledgerIdFor(account._id, 'ELECTRICITY'),
-    accountId: account._id,
-    ledgerCode: 'ELECTRICITY',
-    position: 0,
-    lastStatementBalanceMinor: 0,
-    lastStatementClosingDate: '2025-05-31',
-    openPeriodStart: '2025-06-01',
-    balanceMinor: 0,
-  });
-  return account._id;
-}
+/** The open period of the accounts' first ledger: batches are dated inside it, or before it to be re-dated. */
+let openPeriodStart = '';
 
 /** Every other transaction is dated before the open period, so re-dating and the pinned note are exercised too. */
 function batch(external: string, prefix: string) {
+  const inside = openPeriodStart;
+  const before = new Date(Date.parse(`${openPeriodStart}T00:00:00Z`) - 20 * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
   const transactions = Array.from({ length: BATCH }, (_, i) =>
     i % 2
       ? {
           transaction_id: `${prefix}-${i}`,
-          transaction_date: '2025-06-10',
+          transaction_date: inside,
           amount: '1.11',
           type: 'PAYMENT',
           payment_type: 'BANK_TRANSFER',
@@ -67,7 +36,7 @@ function batch(external: string, prefix: string) {
         }
       : {
           transaction_id: `${prefix}-${i}`,
-          transaction_date: '2025-05-10',
+          transaction_date: before,
           amount: '0.37',
           type: 'CHARGE',
           reason: 'IMPORTED_CHARGE',
@@ -116,74 +85,121 @@ async function runBatches(
   };
 }
 
+const KINDS = (process.env.BENCH_PAYLOADS ?? 'realistic,minimal').split(',') as PayloadKind[];
+
 const scenario: Scenario = {
   name: 'transactions',
   description:
-    `POST transactions/create in batches of ${BATCH} (half re-dated into the open period): ${SINGLE_BATCHES} batches onto one account ` +
-    `(${SINGLE_CONCURRENCY} in flight), then ${BATCHES_PER_ACCOUNT} batches onto each of ${ACCOUNTS} accounts (${MULTI_CONCURRENCY} in flight); balances checked`,
+    `POST transactions/create in batches of ${BATCH} (half re-dated into the open period) onto accounts created from the ` +
+    `realistic payload (and the minimal one beside it): ${SINGLE_BATCHES} batches onto one account (${SINGLE_CONCURRENCY} in flight), ` +
+    `then ${BATCHES_PER_ACCOUNT} batch onto each of ${ACCOUNTS} accounts (${MULTI_CONCURRENCY} in flight); balances checked against the sum of the stored transactions`,
   async run(env) {
-    // Each phase gets its own database, so the second does not pay for the first one's rows.
-    const one = await withApp(env.config({ LOG_LEVEL: 'warn' }), async ({ url, token, seed, app }) => {
-      const accountId = await seed('ONE');
-      const half = SINGLE_BATCHES / 2;
-      const firstHalf = await runBatches(
-        url,
-        token,
-        Array.from({ length: half }, (_, b) => ({ external: 'ONE', prefix: `S${b}` })),
-        SINGLE_CONCURRENCY,
-      );
-      const secondHalf = await runBatches(
-        url,
-        token,
-        Array.from({ length: half }, (_, b) => ({ external: 'ONE', prefix: `S${b + half}` })),
-        SINGLE_CONCURRENCY,
-      );
-      const ledger = await app.db.models.Ledger.findOne({ accountId }).lean();
-      if (ledger?.balanceMinor !== SINGLE_BATCHES * EXPECTED_PER_BATCH_MINOR)
-        throw new Error(`balance ${ledger?.balanceMinor} is not exact`);
-      return { first_half: firstHalf, second_half: secondHalf };
-    });
-    const many = await withApp(env.config({ LOG_LEVEL: 'warn' }), async ({ url, token, seed, app }) => {
-      const externals = Array.from({ length: ACCOUNTS }, (_, i) => `MANY-${i}`);
-      for (const external of externals) await seed(external);
-      const jobs = Array.from({ length: BATCHES_PER_ACCOUNT }, (_, b) =>
-        externals.map((external) => ({ external, prefix: `M${b}` })),
-      ).flat();
-      const result = await runBatches(url, token, jobs, MULTI_CONCURRENCY);
-      const balances = await app.db.models.Ledger.find({}, { balanceMinor: 1 }).lean();
-      if (
-        balances.length !== ACCOUNTS ||
-        balances.some((l) => l.balanceMinor !== BATCHES_PER_ACCOUNT * EXPECTED_PER_BATCH_MINOR)
-      )
-        throw new Error('balances are not exact');
-      return result;
-    });
-    return { one_account: one, across_accounts: many, balances_exact: true };
+    const results: Record<string, unknown> = {};
+    for (const kind of KINDS) results[kind] = await runKind(env, kind);
+    return results;
   },
 };
+
+async function runKind(env: BenchEnv, kind: PayloadKind) {
+  // Each phase gets its own database, so the second does not pay for the first one's rows.
+  const one = await withApp(env.config({ LOG_LEVEL: 'warn' }), kind, async ({ url, token, seed, app }) => {
+    const [accountId] = await seed(['ONE']);
+    const before = await balanceOf(app, accountId!);
+    const cpu = cpuMeter({ database: env.dbPid });
+    const half = SINGLE_BATCHES / 2;
+    const firstHalf = await runBatches(
+      url,
+      token,
+      Array.from({ length: half }, (_, b) => ({ external: 'ONE', prefix: `S${b}` })),
+      SINGLE_CONCURRENCY,
+    );
+    const secondHalf = await runBatches(
+      url,
+      token,
+      Array.from({ length: half }, (_, b) => ({ external: 'ONE', prefix: `S${b + half}` })),
+      SINGLE_CONCURRENCY,
+    );
+    const database = cpu.perItemMs(SINGLE_BATCHES).database;
+    await checkBalance(app, accountId!, before + SINGLE_BATCHES * EXPECTED_PER_BATCH_MINOR);
+    return { first_half: firstHalf, second_half: secondHalf, database_cpu_ms_per_batch: database };
+  });
+  const many = await withApp(env.config({ LOG_LEVEL: 'warn' }), kind, async ({ url, token, seed, app }) => {
+    const externals = Array.from({ length: ACCOUNTS }, (_, i) => `MANY-${i}`);
+    const ids = await seed(externals);
+    const before = await Promise.all(ids.map((id) => balanceOf(app, id)));
+    const jobs = Array.from({ length: BATCHES_PER_ACCOUNT }, (_, b) =>
+      externals.map((external) => ({ external, prefix: `M${b}` })),
+    ).flat();
+    const cpu = cpuMeter({ database: env.dbPid });
+    const result = await runBatches(url, token, jobs, MULTI_CONCURRENCY);
+    const database = cpu.perItemMs(jobs.length).database;
+    for (const [i, id] of ids.entries())
+      await checkBalance(app, id, before[i]! + BATCHES_PER_ACCOUNT * EXPECTED_PER_BATCH_MINOR);
+    return { ...result, database_cpu_ms_per_batch: database };
+  });
+  return { one_account: one, across_accounts: many, balances_exact: true };
+}
+
+/** The first ledger's balance, as the journal's head holds it. */
+async function balanceOf(app: FastifyInstance, accountId: Types.ObjectId): Promise<number> {
+  const head = await storageFor(app.db.models).journal.head(accountId);
+  return head!.ledgers[0]!.balanceMinor;
+}
+
+/** The balance is what was expected, and equals the last statement balance plus every stored transaction that moves it. */
+async function checkBalance(app: FastifyInstance, accountId: Types.ObjectId, expected: number) {
+  const history = (await storageFor(app.db.models).journal.history(accountId))!;
+  const ledger = history.head.ledgers[0]!;
+  const summed = history.transactions
+    .filter(
+      (t) => t.ledgerCode === ledger.code && (t.origin === 'imported' || t.origin === 'current_statement'),
+    )
+    .reduce((sum, t) => sum + t.signedMinor, ledger.lastStatementBalanceMinor);
+  if (ledger.balanceMinor !== expected || summed !== expected)
+    throw new Error(`balance ${ledger.balanceMinor} (summed ${summed}) is not exactly ${expected}`);
+}
 
 type Harness = {
   app: FastifyInstance;
   url: string;
   token: string;
-  seed: (external: string) => Promise<Types.ObjectId>;
+  /** Stages and creates accounts (in-process creation), returning their ids. */
+  seed: (externals: string[]) => Promise<Types.ObjectId[]>;
 };
 
-async function withApp<T>(config: Config, fn: (h: Harness) => Promise<T>): Promise<T> {
-  const app = await createApiServer(config);
+async function withApp<T>(config: Config, kind: PayloadKind, fn: (h: Harness) => Promise<T>): Promise<T> {
+  const e = await creationEnv(config, { workers: false, payload: kind });
+  const { app } = e;
   await app.listen({ port: 0, host: '127.0.0.1' });
+  openPeriodStart = e.template.ledgers[0]!.last_statement_closing_date;
+  openPeriodStart = new Date(Date.parse(`${openPeriodStart}T00:00:00Z`) + 86_400_000)
+    .toISOString()
+    .slice(0, 10);
   try {
-    const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
-    const org = await ops.createOrganisation('Bench Org');
-    await ops.createSupplier(SUPPLIER, 'Bench Org');
-    const organisationId = new Types.ObjectId(org.organisation.id);
-    const token = (await graphqlToken(app, { APIKey: org.api_key })).body.data!.obtainKrakenToken.token;
+    const teamId = (await app.db.models.OperationsTeam.findOne().lean())!._id.toHexString();
+    const token = e.headers.authorization.replace('Token ', '');
     const address = app.server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/data-import/transactions/create/`;
-    return await fn({ app, url, token, seed: (external) => seedAccount(app, organisationId, external) });
+    const seed = async (externals: string[]) => {
+      for (const external of externals) {
+        const staged = await e.stage(external);
+        if (staged.statusCode !== 201) throw new Error(`stage: ${staged.statusCode} ${staged.body}`);
+        const out = await createAccount(
+          { db: app.db, config, clock: () => new Date() },
+          {
+            processId: processKey(SUPPLIER, external),
+            operationsTeamId: teamId,
+            dryRun: false,
+            jobId: `seed-${external}`,
+          },
+        );
+        if (!out.ok) throw new Error(`create: ${JSON.stringify(out)}`);
+      }
+      return externals.map((external) => accountIdFor(processKey(SUPPLIER, external)));
+    };
+    return await fn({ app, url, token, seed });
   } finally {
-    await app.db.conn.dropDatabase();
-    await app.close();
+    await e.close();
   }
 }
 export default scenario;

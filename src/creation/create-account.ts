@@ -11,18 +11,18 @@ import {
 } from '../domain/validation/index.js';
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
-import { loadStagedPayload } from './staging.js';
-import { retryTransient } from './transient.js';
+import { loadStagedPayload, payloadHash } from './staging.js';
+import { retryTransient } from '../storage/transient.js';
 import {
   accountFields,
-  buildLedgers,
+  buildJournalOpening,
   buildNotes,
-  buildStatements,
-  buildTransactions,
+  type RawPayload,
   type RecordContext,
 } from './records.js';
+import { storageFor } from '../storage/index.js';
 import { derivedId } from '../models/record-ids.js';
-import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
+import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
 import { creationLookups } from './lookups.js';
 
 /**
@@ -56,10 +56,13 @@ export type CreationRefusal =
   | 'account_failed_validation'
   | 'dry_run_rolled_back';
 
+/** A validation finding without its detail (which may quote payload values): its code and path only. */
+export type RefusedField = { code: string; attr: string };
+
 /** Job results are stored in clear text in Redis: codes and numbers only, never payload data. */
 export type CreationOutcome =
   | { ok: true; kraken_account_number: string; account_id: string; send_email: boolean }
-  | { ok: false; code: CreationRefusal; detail?: string }
+  | { ok: false; code: CreationRefusal; detail?: string; errors?: RefusedField[] }
   | {
       ok: false;
       code: 'account_import_process_already_imported';
@@ -106,6 +109,38 @@ const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
   code,
   ...(detail ? { detail } : {}),
 });
+
+const invalid = (errors: readonly RefusedField[]) => ({
+  ok: false as const,
+  code: 'account_failed_validation' as const,
+  errors: errors.map(({ code, attr }) => ({ code, attr })),
+});
+
+/**
+ * A refusal for invalid staged data, recorded on the process (codes and paths only) so that it can be told
+ * later and by any API pod, and returned as the job's result.
+ */
+async function recordInvalid(
+  models: Database['models'],
+  processId: string,
+  errors: readonly RefusedField[],
+): Promise<CreationOutcome> {
+  const outcome = invalid(errors);
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne(
+      { _id: processId },
+      {
+        $set: {
+          creationRefusal: JSON.stringify({
+            code: 'account_failed_validation',
+            errors: outcome.ok ? [] : outcome.errors,
+          }),
+        },
+      },
+    ),
+  );
+  return outcome;
+}
 
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
   const { models } = deps.db;
@@ -157,8 +192,9 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
 
   if (!staged) return refuse('import_process_does_not_exist');
   const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
-  let validated = validateAccount(JSON.parse(staged), validationContext);
-  let sourcePayload = staged;
+  // Parsed once: validation reads its input without changing it, and the records echo it as received.
+  let raw = JSON.parse(staged) as RawPayload;
+  let validated = validateAccount(raw, validationContext);
   const sendEmail = supplier.sendMigrationEmail === true;
   await input.beforeWrites?.();
 
@@ -169,27 +205,22 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   });
 
   if (input.dryRun) {
-    if (!validated.ok) return refuse('account_failed_validation');
+    if (!validated.ok) return invalid(validated.errors);
     const data = validated.data;
-    const raw = JSON.parse(staged) as Parameters<typeof buildTransactions>[1];
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of models
-    const docs: Array<[Model<any>, object[]]> = [
-      [models.Ledger, buildLedgers(data, ctx)],
-      [models.Transaction, buildTransactions(data, raw, ctx)],
-      [models.Note, buildNotes(data, ctx)],
-      [models.Statement, buildStatements(data, ctx)],
-    ];
+    buildJournalOpening(data, raw, ctx);
     // Rejects with the model's ValidationError, as a real insert would.
-    await Promise.all(docs.flatMap(([model, list]) => list.map((doc) => new model(doc).validate())));
+    await Promise.all(buildNotes(data, ctx).map((doc) => new models.Note(doc).validate()));
     return refuse('dry_run_rolled_back');
   }
 
   // The account is inserted first and read back only when it exists already (an interrupted creation): on
   // FerretDB's SQLite backend an `_id` lookup that finds nothing reads the whole accounts table, while the
   // duplicate key of an existing one is cheap. A resumed creation continues from the payload its account
-  // was made from, even if the account was re-staged since.
+  // was made from (its hash is on the account; a replaced payload stays readable under it), even if the
+  // account was re-staged since.
+  const sourceHash = payloadHash(staged);
   const accountId = accountIdFor(process._id);
   const account = validated.ok
     ? await insertAccount(
@@ -202,20 +233,20 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
           processId: process._id,
           operationsTeamId: new Types.ObjectId(input.operationsTeamId),
           ...accountFields(validated.data),
-          sourcePayload: staged,
+          sourceHash,
           migrationEmailStatus: sendEmail ? 'pending' : null,
         },
         deps.clock(),
       )
     : await models.Account.findById(accountId).lean();
-  if (!account) return refuse('account_failed_validation');
-  if (account.sourcePayload && account.sourcePayload !== staged) {
-    sourcePayload = account.sourcePayload;
-    validated = validateAccount(JSON.parse(sourcePayload), validationContext);
+  if (!account) return recordInvalid(models, process._id, validated.ok ? [] : validated.errors);
+  const original = await originalPayload(models, process._id, account, sourceHash);
+  if (original !== null) {
+    raw = JSON.parse(original) as RawPayload;
+    validated = validateAccount(raw, validationContext);
   }
-  if (!validated.ok) return refuse('account_failed_validation');
+  if (!validated.ok) return recordInvalid(models, process._id, validated.errors);
   const data = validated.data;
-  const raw = JSON.parse(sourcePayload) as Parameters<typeof buildTransactions>[1];
 
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx, deps.clock());
@@ -243,19 +274,17 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   };
 }
 
+/** The account's records: notes, and its ledger journal's first entry (ledgers, transactions, statements). */
 async function writeRecords(
   db: Database,
   data: AccountPayload,
-  raw: Parameters<typeof buildTransactions>[1],
+  raw: RawPayload,
   ctx: RecordContext,
   now: Date,
 ) {
-  const { models } = db;
   await Promise.all([
-    insertMissing(models.Ledger, buildLedgers(data, ctx), now),
-    insertMissing(models.Transaction, buildTransactions(data, raw, ctx), now),
-    insertMissing(models.Note, buildNotes(data, ctx), now),
-    insertMissing(models.Statement, buildStatements(data, ctx), now),
+    insertMissing(db.models.Note, buildNotes(data, ctx), now),
+    storageFor(db.models).journal.open(ctx.accountId, buildJournalOpening(data, raw, ctx), now),
   ]);
 }
 
@@ -267,8 +296,26 @@ type AccountRow = {
   number: string;
   createdAt?: Date | null;
   sourcePayload?: string | null;
+  sourceHash?: string | null;
   migrationEmailStatus?: string | null;
 };
+
+/**
+ * The payload an interrupted creation started from, when the staged payload has been replaced since (null
+ * when it is the one staged now). Accounts created before payload hashes kept the payload itself.
+ */
+async function originalPayload(
+  models: Database['models'],
+  processId: string,
+  account: AccountRow,
+  stagedHash: string,
+): Promise<string | null> {
+  if (account.sourcePayload) return account.sourcePayload;
+  if (!account.sourceHash || account.sourceHash === stagedHash) return null;
+  const archived = await loadStagedPayload(models, processId, account.sourceHash);
+  if (archived === null) throw new Error(`payload ${account.sourceHash} of process ${processId} is missing`);
+  return archived;
+}
 
 /** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
 async function insertAccount(models: Database['models'], fields: NewAccount, now: Date): Promise<AccountRow> {

@@ -1,10 +1,19 @@
 import { Types } from 'mongoose';
+import { dayAfter } from '../domain/dates.js';
 import { documentLocation } from '../domain/document-location.js';
-import { signedAmount, toMinor } from '../domain/money.js';
-import { ledgerIdFor, noteIdFor, statementIdFor, transactionIdFor } from '../models/record-ids.js';
+import { toMinor } from '../domain/money.js';
+import { noteIdFor } from '../models/record-ids.js';
 import { noteDedupKey } from '../models/note.js';
 import type { AccountPayload } from '../schemas/account.js';
-import type { Transaction } from '../schemas/transaction.js';
+import {
+  statementKey,
+  storedTransaction,
+  transactionKey,
+  type JournalRecords,
+  type LedgerState,
+  type StoredStatement,
+  type StoredTransaction,
+} from '../storage/ledger-journal.js';
 
 /**
  * Turns a validated account payload into the documents of every record it creates. Pure: the same payload
@@ -12,62 +21,64 @@ import type { Transaction } from '../schemas/transaction.js';
  * creation converge (an insert of a document that already exists is a duplicate-key no-op).
  */
 
-type RawPayload = {
+export type RawPayload = {
   ledgers?: Array<{
     current_statement_transactions?: unknown[];
     historical_statement_transactions?: unknown[];
   }>;
 };
 
-export function dayAfter(date: string): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
-}
-
 export type RecordContext = { accountId: Types.ObjectId; bucket: string; documentRoot: string };
 
-export function buildLedgers(data: AccountPayload, ctx: RecordContext) {
-  return (data.ledgers ?? []).map((ledger, position) => ({
-    _id: ledgerIdFor(ctx.accountId, ledger.ledger_code),
-    accountId: ctx.accountId,
-    ledgerCode: ledger.ledger_code,
+/**
+ * Entry 0 of the account's ledger journal: every ledger as migrated (balances in cents, the open statement
+ * period starting the day after the last closing date), with the payload's transactions and statements.
+ */
+export function buildJournalOpening(
+  data: AccountPayload,
+  raw: RawPayload,
+  ctx: RecordContext,
+): { ledgers: LedgerState[]; keys: string[]; records: JournalRecords } {
+  const ledgers: LedgerState[] = (data.ledgers ?? []).map((ledger, position) => ({
+    code: ledger.ledger_code,
     position,
     lastStatementBalanceMinor: toMinor(ledger.last_statement_balance),
     lastStatementClosingDate: ledger.last_statement_closing_date,
     openPeriodStart: dayAfter(ledger.last_statement_closing_date),
     balanceMinor: toMinor(ledger.ledger_balance),
+    billingImportKey: null,
   }));
+  const transactions = buildTransactions(data, raw);
+  const statements = buildStatements(data, ctx);
+  return {
+    ledgers,
+    keys: [
+      ...transactions.map((t) => transactionKey(t.transactionId)),
+      ...statements.map((s) => statementKey(s.statementId)),
+    ],
+    records: { transactions, statements },
+  };
 }
 
-export function buildTransactions(data: AccountPayload, raw: RawPayload, ctx: RecordContext) {
+function buildTransactions(data: AccountPayload, raw: RawPayload): StoredTransaction[] {
   return (data.ledgers ?? []).flatMap((ledger, li) => {
-    const ledgerId = ledgerIdFor(ctx.accountId, ledger.ledger_code);
-    const one = (
-      tx: Transaction,
-      received: unknown,
-      origin: 'historical_statement' | 'current_statement',
-    ) => ({
-      _id: transactionIdFor(ctx.accountId, tx.transaction_id),
-      accountId: ctx.accountId,
-      ledgerId,
-      transactionId: tx.transaction_id,
-      transactionDate: tx.transaction_date,
-      type: tx.type,
-      amount: tx.amount,
-      signedMinor: toMinor(signedAmount(tx.type, tx.amount).toFixed(2)),
-      origin,
-      note: tx.note ?? null,
-      // As received, so later reads can echo exactly what the supplier sent.
-      data: JSON.stringify(received ?? tx),
-    });
     const rawLedger = raw.ledgers?.[li];
     return [
       ...(ledger.historical_statement_transactions ?? []).map((tx, i) =>
-        one(tx, rawLedger?.historical_statement_transactions?.[i], 'historical_statement'),
+        storedTransaction(
+          ledger.ledger_code,
+          tx,
+          rawLedger?.historical_statement_transactions?.[i],
+          'historical_statement',
+        ),
       ),
       ...(ledger.current_statement_transactions ?? []).map((tx, i) =>
-        one(tx, rawLedger?.current_statement_transactions?.[i], 'current_statement'),
+        storedTransaction(
+          ledger.ledger_code,
+          tx,
+          rawLedger?.current_statement_transactions?.[i],
+          'current_statement',
+        ),
       ),
     ];
   });
@@ -91,13 +102,14 @@ export function buildNotes(data: AccountPayload, ctx: RecordContext) {
   });
 }
 
-export function buildStatements(data: AccountPayload, ctx: RecordContext) {
+function buildStatements(data: AccountPayload, ctx: RecordContext): StoredStatement[] {
   return (data.statements ?? []).map((s) => ({
-    _id: statementIdFor(ctx.accountId, s.statement_id),
-    accountId: ctx.accountId,
     statementId: s.statement_id,
     billPeriodFromDate: s.bill_period_from_date,
     billPeriodToDate: s.bill_period_to_date,
+    issuedDate: null,
+    number: null,
+    grossAmountMinor: null,
     supplyType: s.supply_type ?? null,
     documentLocation: documentLocation(ctx.bucket, ctx.documentRoot, s.statement_path),
     origin: 'account_payload' as const,
@@ -118,10 +130,10 @@ export function accountFields(data: AccountPayload) {
     salesChannel: data.sales_channel ?? null,
     salesSubchannel: data.sales_subchannel ?? null,
     communicationPreference: data.communication_preference ?? null,
-    customers: data.customers,
-    supplyAddresses: data.supply_addresses ?? [],
-    paymentSchedules: data.payment_schedules ?? [],
-    references: data.references ?? [],
+    customers: JSON.stringify(data.customers),
+    supplyAddresses: JSON.stringify(data.supply_addresses ?? []),
+    paymentSchedules: JSON.stringify(data.payment_schedules ?? []),
+    references: JSON.stringify(data.references ?? []),
     metadata: JSON.stringify(data.metadata ?? []),
   };
 }

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { stagedPayloadModel } from '../models/staged-payload.js';
-import { retryTransient } from './transient.js';
+import { retryTransient } from '../storage/transient.js';
 import { isDuplicateKey } from '../infra/mongo.js';
-import { batchedInsert, completeDocument } from '../infra/insert-batcher.js';
+import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }
@@ -20,14 +21,29 @@ type StageInput = {
   now: Date;
 };
 
-/** The staged payload of a process (serialized JSON), or null when nothing is staged. */
-export async function loadStagedPayload(models: Models, key: string): Promise<string | null> {
-  const doc = await stagedPayloadModel(models.AccountImportProcess.db)
-    .findById(key)
-    .select({ payload: 1 })
-    .lean();
+/** The identity of a payload's exact text: what an account records of the payload it was created from. */
+export function payloadHash(payload: string): string {
+  return createHash('sha256').update(payload).digest('hex');
+}
+
+/**
+ * The staged payload of a process (serialized JSON), or null when nothing is staged. With `hash`, that
+ * version of it: the current one if it still is, else the archived copy kept when it was replaced.
+ */
+export async function loadStagedPayload(models: Models, key: string, hash?: string): Promise<string | null> {
+  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
+  if (hash !== undefined) {
+    const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
+    if (archived) return archived.payload;
+    const current = await payloads.findById(key).select({ payload: 1 }).lean();
+    return current && payloadHash(current.payload) === hash ? current.payload : null;
+  }
+  const doc = await payloads.findById(key).select({ payload: 1 }).lean();
   return doc?.payload ?? null;
 }
+
+/** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */
+const archiveKey = (key: string, hash: string) => `${key}#${hash}`;
 
 /**
  * Stores or replaces the staged payload. Every read and write is by `_id` (the natural key), the only kind
@@ -62,6 +78,7 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
     retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
 
   if (existing) {
+    await archiveCurrent(payloads, _id, input.payload, input.now);
     await replacePayload();
     await markStaged();
     return { status: 'updated' };
@@ -69,7 +86,10 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
   const [payloadOutcome] = await retryTransient(() =>
     batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
   );
-  if (payloadOutcome === 'duplicate') await replacePayload();
+  if (payloadOutcome === 'duplicate') {
+    await archiveCurrent(payloads, _id, input.payload, input.now);
+    await replacePayload();
+  }
   // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
   const processDoc = completeDocument(
     models.AccountImportProcess,
@@ -88,6 +108,26 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
   if (processOutcome === 'inserted') return { status: 'created' };
   await markStaged();
   return { status: 'updated' };
+}
+
+/**
+ * Before a staged payload is replaced, a copy is kept under its hash: a creation that started from it (and
+ * was interrupted) must finish from the same payload. Re-staging is rare, so this read and insert are too.
+ */
+async function archiveCurrent(
+  payloads: ReturnType<typeof stagedPayloadModel>,
+  key: string,
+  next: string,
+  now: Date,
+): Promise<void> {
+  const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1 }).lean();
+  if (!current || current.payload === next) return;
+  const doc = {
+    _id: archiveKey(key, payloadHash(current.payload)),
+    payload: current.payload,
+    stagedAt: current.stagedAt,
+  };
+  await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));
 }
 
 /** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */

@@ -1,5 +1,3 @@
-import { Decimal } from 'decimal.js';
-
 // Exact decimal arithmetic for money: amounts travel as decimal strings and are never summed as floats.
 // The validation rules work in scaled integers (BigInt minor units), which is exact and several times
 // cheaper than decimal.js for the hundreds of amounts in one payload.
@@ -14,10 +12,6 @@ const SIGN: Readonly<Record<TransactionType, 1 | -1>> = {
   REPAYMENT: -1,
   SUPPLY_CHARGE: -1,
 };
-
-export function signedAmount(type: TransactionType, amount: string): Decimal {
-  return new Decimal(amount).times(SIGN[type]);
-}
 
 /** A decimal string as an integer and its number of fraction digits: "-1.05" is -105n at 2 places. */
 type Scaled = { units: bigint; places: number };
@@ -62,6 +56,11 @@ export function toCents(amount: string): bigint {
   const cents = smallUnits(amount) * FLOAT_POWERS[2 - places]!;
   if (isSafe(cents)) return BigInt(cents);
   return scaled(amount).units * pow10(2 - places);
+}
+
+/** A transaction's effect on its ledger balance, in cents (its amount is a magnitude; the type gives the sign). */
+export function signedMinor(type: TransactionType, amount: string): number {
+  return SIGN[type] * toMinor(amount);
 }
 
 /** Money string in cents as a JS number, for storage (exact: stored balances stay far below 2^53 cents). */

@@ -31,6 +31,11 @@ export const accountImportProcessSchema = new Schema(
      */
     creationJobId: { type: String, default: null },
     /**
+     * The last refusal of a create for invalid staged data, as JSON `{code, errors: [{code, attr}]}`: codes and
+     * paths only, never values. Null until a create is refused so.
+     */
+    creationRefusal: { type: String, default: null },
+    /**
      * Legacy: payloads now live in `staged_payloads`; never read or written by the service. Declared (no
      * default, so new documents do not carry it) only so that older test seeds passing it still compile.
      */

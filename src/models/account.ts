@@ -3,8 +3,8 @@ import { Schema, type InferSchemaType } from 'mongoose';
 /**
  * A created account. Nested account data (customers, supply addresses with their points, agreements,
  * readings and billable items, payment schedules, references) lives in this one document, so it is written
- * atomically; records that later imports append to (ledgers, transactions, notes, statements, billing
- * documents, payment instructions) have collections of their own keyed by `accountId`.
+ * atomically; what later imports append to has its own place: the ledger journal (ledgers, transactions,
+ * statements, billing documents), notes and payment instructions, keyed by the account's `_id`.
  * `metadata` is serialized JSON: its values are arbitrary objects whose keys may contain `.` or `$`.
  */
 export const accountSchema = new Schema(
@@ -30,13 +30,23 @@ export const accountSchema = new Schema(
     salesChannel: { type: String, default: null },
     salesSubchannel: { type: String, default: null },
     communicationPreference: { type: String, default: null },
-    customers: { type: [Schema.Types.Mixed], default: [] },
-    supplyAddresses: { type: [Schema.Types.Mixed], default: [] },
-    paymentSchedules: { type: [Schema.Types.Mixed], default: [] },
-    references: { type: [Schema.Types.Mixed], default: [] },
+    /**
+     * The account's nested data as JSON text: never queried, and on FerretDB's SQLite backend a write costs per
+     * BSON value, so the realistic account's nested data as sub-documents cost the database 1.6 ms against
+     * 0.3 ms as text (measured). Read with `accountNested`.
+     */
+    customers: { type: String, default: '[]' },
+    supplyAddresses: { type: String, default: '[]' },
+    paymentSchedules: { type: String, default: '[]' },
+    references: { type: String, default: '[]' },
     metadata: { type: String, default: '[]' },
-    /** The staged payload (as received) the account was created from; a resumed creation reuses it. */
-    sourcePayload: { type: String, default: null },
+    /**
+     * sha256 of the staged payload (as received) the account was created from: a resumed creation reads that
+     * payload again, from the archive of replaced payloads if it was re-staged since (see `creation/staging.ts`).
+     */
+    sourceHash: { type: String, default: null },
+    /** Legacy: accounts created before `sourceHash` kept the payload itself. Never written any more. */
+    sourcePayload: { type: String },
     /** Migration e-mail: null (not wanted), pending, sending, sent, skipped (no SMTP / no address), uncertain. */
     migrationEmailStatus: { type: String, default: null },
     migrationEmailAt: { type: Date, default: null },
@@ -46,3 +56,11 @@ export const accountSchema = new Schema(
 accountSchema.index({ importSupplier: 1, externalAccountNumber: 1 }, { unique: true });
 accountSchema.index({ processId: 1 }, { unique: true });
 export type Account = InferSchemaType<typeof accountSchema>;
+
+/** One of an account's nested lists, parsed from its JSON text. */
+export function accountNested<T = Record<string, unknown>>(
+  account: Pick<Account, 'customers' | 'supplyAddresses' | 'paymentSchedules' | 'references'>,
+  field: 'customers' | 'supplyAddresses' | 'paymentSchedules' | 'references',
+): T[] {
+  return JSON.parse(account[field]) as T[];
+}

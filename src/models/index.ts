@@ -1,13 +1,10 @@
 import type { Connection } from 'mongoose';
 import { accountImportProcessSchema } from './account-import-process.js';
 import { accountSchema } from './account.js';
-import { billingDocumentSchema } from './billing-document.js';
 import { emailDeliverySchema } from './email-delivery.js';
-import { ledgerSchema } from './ledger.js';
+import { journalEntrySchema } from './journal-entry.js';
 import { noteSchema } from './note.js';
 import { paymentInstructionSchema } from './payment-instruction.js';
-import { statementSchema } from './statement.js';
-import { transactionSchema } from './transaction.js';
 import { apiKeySchema } from './api-key.js';
 import { importSupplierSchema } from './import-supplier.js';
 import { operationsTeamSchema } from './operations-team.js';
@@ -21,11 +18,8 @@ function register(conn: Connection) {
     OperationsTeam: conn.model('OperationsTeam', operationsTeamSchema),
     AccountImportProcess: conn.model('AccountImportProcess', accountImportProcessSchema),
     Account: conn.model('Account', accountSchema),
-    Ledger: conn.model('Ledger', ledgerSchema),
-    Transaction: conn.model('Transaction', transactionSchema),
+    JournalEntry: conn.model('JournalEntry', journalEntrySchema),
     Note: conn.model('Note', noteSchema),
-    Statement: conn.model('Statement', statementSchema),
-    BillingDocument: conn.model('BillingDocument', billingDocumentSchema),
     PaymentInstruction: conn.model('PaymentInstruction', paymentInstructionSchema),
     EmailDelivery: conn.model('EmailDelivery', emailDeliverySchema),
   };

@@ -13,16 +13,9 @@ export function derivedId(owner: Types.ObjectId | string, ...key: string[]): Typ
 }
 
 /**
- * The `_id`s of an account's records, derived from their natural keys exactly so records written by the creation and by later imports are found the same way: by `_id`
- * alone, the only lookup FerretDB's SQLite backend answers without reading the whole collection.
+ * The `_id`s of an account's records, derived from their natural keys so that a retried write converges and
+ * records are found by `_id` alone, the only lookup FerretDB's SQLite backend answers without reading the
+ * whole collection. (Ledgers, transactions, statements and billing documents live in the ledger journal.)
  */
-export const ledgerIdFor = (accountId: Types.ObjectId, ledgerCode: string) =>
-  derivedId(accountId, 'ledger', ledgerCode);
-export const transactionIdFor = (accountId: Types.ObjectId, transactionId: string) =>
-  derivedId(accountId, 'transaction', transactionId);
 export const noteIdFor = (accountId: Types.ObjectId, dedupKey: string) =>
   derivedId(accountId, 'note', dedupKey);
-export const statementIdFor = (accountId: Types.ObjectId, statementId: string) =>
-  derivedId(accountId, 'statement', statementId);
-export const billingDocumentIdFor = (ledgerId: Types.ObjectId, identifier: string) =>
-  derivedId(ledgerId, 'billing-document', identifier);

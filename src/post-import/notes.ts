@@ -5,7 +5,7 @@ import { noteDedupKey } from '../models/note.js';
 import type { Models } from '../models/index.js';
 import type { ImportNote } from '../schemas/post-import.js';
 import { noteIdFor } from '../models/record-ids.js';
-import { insertIgnoringDuplicates } from './target.js';
+import { insertIgnoringDuplicates } from '../storage/inserts.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
@@ -98,13 +98,19 @@ export async function importNotes(
 export async function addRedatingNote(
   models: Models,
   accountId: Types.ObjectId,
-  ledgerId: Types.ObjectId,
-  body: string,
+  ledger: { code: string; openPeriodStart: string | null },
   transactionIds: readonly string[],
   now: Date,
 ): Promise<void> {
+  const shown =
+    transactionIds.length > 20
+      ? `${transactionIds.slice(0, 20).join(', ')} and ${transactionIds.length - 20} more`
+      : transactionIds.join(', ');
+  const body =
+    `${transactionIds.length} imported transaction(s) on ledger ${ledger.code} were dated before its open statement period and ` +
+    `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
   const digest = createHash('sha256')
-    .update(JSON.stringify([ledgerId.toHexString(), [...transactionIds].sort()]))
+    .update(JSON.stringify([ledger.code, [...transactionIds].sort()]))
     .digest('hex');
   const dedupKey = `system:redated-transactions:${digest}`;
   await insertIgnoringDuplicates(models.Note, [

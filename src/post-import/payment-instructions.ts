@@ -1,7 +1,7 @@
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { InstructionDetails } from '../vendors/index.js';
-import { isDuplicateKey } from './target.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 export type InstructionRequest = { vendor: string; reference: string; type: string };
 

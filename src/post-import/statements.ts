@@ -1,14 +1,12 @@
 import type { Types } from 'mongoose';
-import { ApiError, type FieldError } from '../api/errors.js';
-import type { Models } from '../models/index.js';
+import type { FieldError } from '../domain/validation/field-error.js';
+import { dayAfter } from '../domain/dates.js';
 import type { HistoricalStatement } from '../schemas/post-import.js';
-import { withLedger } from './ledger-balance.js';
-import type { LedgerLocks } from './ledger-lock.js';
-import { ledgerIdFor, statementIdFor } from '../models/record-ids.js';
-import { insertIgnoringDuplicates, nextDay } from './target.js';
-import { accountLedgerCodes } from './transactions.js';
+import { statementKey, type LedgerJournal, type StoredStatement } from '../storage/ledger-journal.js';
+import type { AccountLocks } from './account-lock.js';
+import type { Refusal } from './outcomes.js';
 
-function alreadyExists(statements: readonly HistoricalStatement[], ids: ReadonlySet<string>): ApiError {
+function alreadyExists(statements: readonly HistoricalStatement[], ids: ReadonlySet<string>): Refusal {
   const errors: FieldError[] = [];
   statements.forEach((s, i) => {
     if (ids.has(s.statement_id)) {
@@ -19,60 +17,64 @@ function alreadyExists(statements: readonly HistoricalStatement[], ids: Readonly
       });
     }
   });
-  return new ApiError('historical_statement_already_exists', { errors });
+  return { code: 'historical_statement_already_exists', errors };
 }
 
 /**
- * Records historical statements (document references only). A `statement_id` already on the account refuses
- * the request before anything is written; a concurrent request that inserted the same id first wins (unique
- * index), and this one answers the same refusal. The open statement period of every ledger of the account
- * then starts no earlier than the day after the latest imported statement (only ever moved forward, under
- * the ledger lock, so the order of concurrent imports does not matter).
+ * Records historical statements (document references only) as one journal entry, with every ledger's open
+ * statement period moved to start no earlier than the day after the latest of them (only ever forward). A
+ * `statement_id` already on the account refuses the whole request and nothing is written; of concurrent
+ * requests with the same id, the first appended wins and the others, deciding again after it, are refused.
  */
 export async function importStatements(
-  models: Models,
-  locks: LedgerLocks,
+  journal: LedgerJournal,
+  locks: AccountLocks,
   accountId: Types.ObjectId,
   statements: readonly HistoricalStatement[],
   resolvePath: (path: string) => string,
-): Promise<void> {
-  const ids = statements.map((s) => s.statement_id);
-  const found = await Promise.all(
-    ids.map((id) => models.Statement.findById(statementIdFor(accountId, id), { _id: 1 }).lean()),
-  );
-  if (found.some((f) => f !== null))
-    throw alreadyExists(statements, new Set(ids.filter((_, i) => found[i] !== null)));
-
-  const docs = statements.map((s) => ({
-    _id: statementIdFor(accountId, s.statement_id),
-    accountId,
+  now: Date,
+): Promise<{ ok: true } | { ok: false; refusal: Refusal }> {
+  const records: StoredStatement[] = statements.map((s) => ({
     statementId: s.statement_id,
     billPeriodFromDate: s.bill_period_from_date,
     billPeriodToDate: s.bill_period_to_date,
     issuedDate: s.issued_date,
     number: s.number,
     grossAmountMinor: s.gross_amount,
+    supplyType: null,
     documentLocation: s.statement_path ? resolvePath(s.statement_path) : null,
     origin: 'historical_import',
   }));
-  const inserted = await insertIgnoringDuplicates(models.Statement, docs);
-
-  const latest = statements
-    .filter((_, i) => inserted.has(i))
-    .reduce<string | null>(
-      (max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max),
-      null,
-    );
-  if (latest !== null) {
-    const start = nextDay(latest);
-    for (const code of await accountLedgerCodes(models, accountId)) {
-      await withLedger(models, locks, ledgerIdFor(accountId, code), async (ledger) => {
-        if ((ledger.openPeriodStart ?? '') < start)
-          await models.Ledger.updateOne({ _id: ledger._id }, { $set: { openPeriodStart: start } });
-      });
-    }
-  }
-
-  if (inserted.size < docs.length)
-    throw alreadyExists(statements, new Set(ids.filter((_, i) => !inserted.has(i))));
+  const latest = statements.reduce<string | null>(
+    (max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max),
+    null,
+  );
+  const outcome = await locks.with(accountId, () =>
+    journal.append<{ ok: true } | { ok: false; refusal: Refusal }>(
+      accountId,
+      (head) => {
+        const taken = new Set(
+          statements.filter((s) => head.keys.has(statementKey(s.statement_id))).map((s) => s.statement_id),
+        );
+        if (taken.size > 0)
+          return { write: null, result: { ok: false, refusal: alreadyExists(statements, taken) } };
+        if (records.length === 0) return { write: null, result: { ok: true } };
+        const start = latest === null ? null : dayAfter(latest);
+        return {
+          write: {
+            kind: 'statements',
+            ledgers: head.ledgers.map((l) =>
+              start !== null && (l.openPeriodStart ?? '') < start ? { ...l, openPeriodStart: start } : l,
+            ),
+            keys: records.map((r) => statementKey(r.statementId)),
+            records: { statements: records },
+          },
+          result: { ok: true },
+        };
+      },
+      now,
+    ),
+  );
+  // An account created without ledgers data has no journal yet: nothing to attach statements to.
+  return outcome ?? { ok: false, refusal: { code: 'ledger_not_found', errors: [] } };
 }

@@ -19,21 +19,38 @@ const accountKey = {
   external_account_number: externalAccountNumber(),
 };
 
+/**
+ * The most items each array of a post-import body may hold (400 `too_many_items` beyond): one request stays a
+ * bounded amount of work and one journal entry of bounded size. Larger imports are split into requests.
+ */
+export const POST_IMPORT_LIMITS = {
+  notes: 100,
+  document_paths: 20,
+  transactions: 1_000,
+  historical_billing_documents: 500,
+  billing_document_transactions: 100,
+  additional_historical_transactions: 1_000,
+  statements: 500,
+} as const;
+
 export const documentPathSchema = z.strictObject({ document_path: text(PATH_TEXT) });
 
 /** A note of the note import: body or document paths (checked as a rule), `created_at` defaults to now. */
 export const importNoteSchema = z.strictObject({
   ...accountNoteSchema.shape,
   body: text(LONG_TEXT).optional(),
-  document_paths: z.array(documentPathSchema).min(1).optional(),
+  document_paths: z.array(documentPathSchema).min(1).max(POST_IMPORT_LIMITS.document_paths).optional(),
   created_at: isoDatetime.optional(),
 });
 
-export const notesImportSchema = z.strictObject({ ...accountKey, notes: z.array(importNoteSchema).min(1) });
+export const notesImportSchema = z.strictObject({
+  ...accountKey,
+  notes: z.array(importNoteSchema).min(1).max(POST_IMPORT_LIMITS.notes),
+});
 
 export const transactionsImportSchema = z.strictObject({
   ...accountKey,
-  transactions: z.array(transactionSchema).min(1),
+  transactions: z.array(transactionSchema).min(1).max(POST_IMPORT_LIMITS.transactions),
   // Addition to the interface: target a ledger other than the account's first one.
   ledger_code: text(64).optional(),
   dry_run: z.boolean().optional(),
@@ -45,7 +62,7 @@ export const historicalBillingDocumentSchema = z.strictObject({
   issued_date: isoDate,
   bill_period_from_date: isoDate.optional(),
   bill_period_to_date: isoDate.optional(),
-  transactions: z.array(transactionSchema).min(1),
+  transactions: z.array(transactionSchema).min(1).max(POST_IMPORT_LIMITS.billing_document_transactions),
 });
 
 export const billingDocumentsImportSchema = z.strictObject({
@@ -53,8 +70,13 @@ export const billingDocumentsImportSchema = z.strictObject({
   ledger_code: text(64),
   ledger_number: text(64).optional(),
   billing_document_type: z.enum(BILLING_DOCUMENT_TYPES),
-  historical_billing_documents: z.array(historicalBillingDocumentSchema),
-  additional_historical_transactions: z.array(transactionSchema).optional(),
+  historical_billing_documents: z
+    .array(historicalBillingDocumentSchema)
+    .max(POST_IMPORT_LIMITS.historical_billing_documents),
+  additional_historical_transactions: z
+    .array(transactionSchema)
+    .max(POST_IMPORT_LIMITS.additional_historical_transactions)
+    .optional(),
 });
 
 export const historicalStatementSchema = z.strictObject({
@@ -70,7 +92,7 @@ export const historicalStatementSchema = z.strictObject({
 
 export const statementsImportSchema = z.strictObject({
   ...accountKey,
-  statements: z.array(historicalStatementSchema).min(1),
+  statements: z.array(historicalStatementSchema).min(1).max(POST_IMPORT_LIMITS.statements),
 });
 
 export const paymentInstructionSchema = z.strictObject({

@@ -1,3 +1,4 @@
+import { accountNested } from '../models/account.js';
 import type { Job } from 'bullmq';
 import { accountHolderEmail } from '../creation/records.js';
 import { migrationEmail, sendMail } from '../creation/email.js';
@@ -54,7 +55,11 @@ export async function sendMigrationEmailJob(
     return { ok: true, status, ...(reason ? { reason } : {}) };
   };
 
-  const to = accountHolderEmail(claimed.customers as Array<{ account_roles?: string[]; email?: string }>);
+  const customers = accountNested<{ account_roles?: string[]; email?: string; given_name?: string }>(
+    claimed,
+    'customers',
+  );
+  const to = accountHolderEmail(customers);
   if (!ctx.config.SMTP_URL) {
     ctx.log.info({ account_number: claimed.number }, 'SMTP_URL not configured; migration e-mail skipped');
     return finish('skipped', 'smtp_not_configured');
@@ -66,9 +71,7 @@ export async function sendMigrationEmailJob(
     );
     return finish('skipped', 'no_address');
   }
-  const holder = (claimed.customers as Array<{ account_roles?: string[]; given_name?: string }>).find((c) =>
-    c.account_roles?.includes('ACCOUNT_HOLDER'),
-  );
+  const holder = customers.find((c) => c.account_roles?.includes('ACCOUNT_HOLDER'));
   try {
     await sendMail(
       ctx.config.SMTP_URL,

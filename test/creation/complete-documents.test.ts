@@ -3,14 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { processKey } from '../../src/models/account-import-process.js';
 import { modelsFor } from '../../src/models/index.js';
 import { stagedPayloadModel } from '../../src/models/staged-payload.js';
-import { completeDocument } from '../../src/infra/insert-batcher.js';
-import {
-  accountFields,
-  buildLedgers,
-  buildNotes,
-  buildStatements,
-  buildTransactions,
-} from '../../src/creation/records.js';
+import { completeDocument } from '../../src/storage/insert-batcher.js';
+import { accountFields, buildJournalOpening, buildNotes } from '../../src/creation/records.js';
+import { LedgerJournal } from '../../src/storage/ledger-journal.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
 import { testContext, validAccountPayload } from '../domain/fixtures.js';
 
@@ -41,10 +36,20 @@ describe('documents built for inserts that bypass mongoose', () => {
   const ctx = { accountId: new Types.ObjectId(), bucket: 'bucket', documentRoot: 'root' };
 
   const cases: Array<[string, Model<any>, object[]]> = [
-    ['ledgers', models.Ledger, buildLedgers(data, ctx)],
-    ['transactions', models.Transaction, buildTransactions(data, raw, ctx)],
+    [
+      'journal entry',
+      models.JournalEntry,
+      [
+        new LedgerJournal(models.JournalEntry).entryDocument(
+          ctx.accountId,
+          0,
+          'opened',
+          buildJournalOpening(data, raw, ctx),
+          now,
+        ),
+      ],
+    ],
     ['notes', models.Note, buildNotes(data, ctx)],
-    ['statements', models.Statement, buildStatements(data, ctx)],
     [
       'account',
       models.Account,
@@ -58,7 +63,7 @@ describe('documents built for inserts that bypass mongoose', () => {
           processId: processKey('SUPPLIER', 'EXT-1'),
           operationsTeamId: new Types.ObjectId(),
           ...accountFields(data),
-          sourcePayload: JSON.stringify(raw),
+          sourceHash: 'f'.repeat(64),
           migrationEmailStatus: null,
         },
       ],

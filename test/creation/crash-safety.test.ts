@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { largeAccountPayload } from '../domain/fixtures.js';
+import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { childEnv, startProcess, type Child } from './processes.js';
 import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './support.js';
@@ -10,7 +10,7 @@ import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './
 // A worker process SIGKILLed at random moments while it creates accounts; the job is picked up again by the
 // next worker (short locks so a dead worker's job is noticed quickly) and must converge on one of everything.
 // One job at a time per worker and enough accounts that the kills run out before the work does: a creation
-// of this payload takes ~100-150 ms, so each kill lands somewhere in the current job (or just after it).
+// of the realistic account (~200 transactions) takes tens of ms, so each kill lands somewhere in the current job (or just after it).
 const KILLS = 20;
 const ACCOUNTS = Array.from({ length: 40 }, (_, i) => `CRASH-${i + 1}`);
 const KILL_WINDOW_MS = 250;
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 function payload(external: string) {
-  return { ...largeAccountPayload(), import_supplier: SUPPLIER, external_account_number: external };
+  return { ...realisticAccountPayload(), import_supplier: SUPPLIER, external_account_number: external };
 }
 
 it(
@@ -107,6 +107,7 @@ it(
       ),
       notes: big.notes.length,
       statements: big.statements.length,
+      journalEntries: 1,
     };
     for (const ext of ACCOUNTS) {
       const res = answers.get(ext)!;

@@ -1,5 +1,7 @@
+import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadStagedPayload } from '../../src/creation/staging.js';
+import { accountIdFor } from '../../src/creation/create-account.js';
+import { loadStagedPayload, payloadHash } from '../../src/creation/staging.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { stagedPayloadModel } from '../../src/models/staged-payload.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -101,6 +103,40 @@ describe('stage', () => {
 });
 
 describe('create', () => {
+  it('resumes an interrupted creation from the payload it started from, even after a re-stage', async () => {
+    expect((await api.stage(accountPayload('RSM-1'))).statusCode).toBe(201);
+    const key = processKey(SUPPLIER, 'RSM-1');
+    const original = (await loadStagedPayload(t.app.db.models, key))!;
+    // What a worker killed right after inserting the account leaves: the account, nothing else.
+    const { models } = t.app.db;
+    const process = await models.AccountImportProcess.findById(key).orFail().lean();
+    const team = await models.OperationsTeam.findOne().orFail().lean();
+    await models.Account.create({
+      _id: accountIdFor(key),
+      number: 'A-0000RSM1',
+      organisationId: process.organisationId,
+      importSupplier: SUPPLIER,
+      externalAccountNumber: 'RSM-1',
+      processId: key,
+      operationsTeamId: team._id,
+      accountType: 'DOMESTIC',
+      billingName: 'María García López',
+      sourceHash: payloadHash(original),
+    });
+    // The account is re-staged meanwhile with other ledgers.
+    const changed = accountPayload('RSM-1');
+    changed.ledgers = [changed.ledgers[1]!];
+    expect((await api.stage(changed)).statusCode).toBe(200);
+
+    const created = await api.create('RSM-1');
+    expect(created.statusCode).toBe(201);
+    expect(created.json().kraken_account_number).toBe('A-0000RSM1');
+    const history = await storageFor(models).journal.history(accountIdFor(key));
+    // The ledgers of the payload the account was made from, not the re-staged one's.
+    expect(history!.head.ledgers.map((l) => l.code)).toEqual(['ELECTRICITY', 'GAS']);
+    expect(await recordCounts(t.app.db, 'RSM-1')).toEqual(expectedCounts());
+  });
+
   it('creates the account and every record, then refuses a second create and a stage with both numbers', async () => {
     expect((await api.stage(accountPayload('CRT-1'))).statusCode).toBe(201);
     const res = await api.create('CRT-1');
@@ -120,26 +156,19 @@ describe('create', () => {
       billingPostcode: '28013',
       accountType: 'DOMESTIC',
     });
-    const ledger = await models.Ledger.findOne({ accountId: account!._id, ledgerCode: 'ELECTRICITY' }).lean();
+    const history = await storageFor(models).journal.history(account!._id);
+    const ledger = history!.head.ledgers.find((l) => l.code === 'ELECTRICITY');
     expect(ledger).toMatchObject({
       position: 0,
       lastStatementBalanceMinor: -1200,
       balanceMinor: 550,
       openPeriodStart: '2025-04-01',
     });
-    const tx = await models.Transaction.findOne({
-      accountId: account!._id,
-      transactionId: 'ELEC-H-001',
-    }).lean();
+    const tx = history!.transactions.find((t) => t.transactionId === 'ELEC-H-001');
     expect(tx).toMatchObject({ amount: '59.65', signedMinor: -5965, origin: 'historical_statement' });
     // The transaction exactly as received (a JSON number stays a number).
-    expect(JSON.parse(tx!.data)).toEqual(
-      accountPayload('x').ledgers[0]!.historical_statement_transactions[0],
-    );
-    const statement = await models.Statement.findOne({
-      accountId: account!._id,
-      statementId: 'ST-2025-01',
-    }).lean();
+    expect(tx!.data).toEqual(accountPayload('x').ledgers[0]!.historical_statement_transactions[0]);
+    const statement = history!.statements.find((st) => st.statementId === 'ST-2025-01');
     expect(statement!.documentLocation).toBe(
       `migration-documents/migrations/acme_energia/statements/2025/01/EXT-000123.pdf`,
     );
@@ -192,6 +221,7 @@ describe('create', () => {
       transactions: 0,
       notes: 0,
       statements: 0,
+      journalEntries: 0,
     });
     // A real create afterwards still works.
     expect((await api.create('DRY-1')).statusCode).toBe(201);

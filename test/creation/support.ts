@@ -1,3 +1,4 @@
+import { storageFor } from '../../src/storage/index.js';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import type { Config } from '../../src/config.js';
@@ -99,13 +100,18 @@ export async function recordCounts(db: Database, external: string) {
     externalAccountNumber: external,
   }).lean();
   const ids = accounts.map((a) => a._id);
-  const [ledgers, transactions, notes, statements] = await Promise.all([
-    models.Ledger.countDocuments({ accountId: { $in: ids } }),
-    models.Transaction.countDocuments({ accountId: { $in: ids } }),
-    models.Note.countDocuments({ accountId: { $in: ids } }),
-    models.Statement.countDocuments({ accountId: { $in: ids } }),
-  ]);
-  return { accounts: accounts.length, ledgers, transactions, notes, statements };
+  const journal = storageFor(models).journal;
+  const histories = await Promise.all(ids.map((id) => journal.history(id)));
+  const sum = (f: (h: NonNullable<(typeof histories)[number]>) => number) =>
+    histories.reduce((n, h) => n + (h ? f(h) : 0), 0);
+  return {
+    accounts: accounts.length,
+    ledgers: sum((h) => h.head.ledgers.length),
+    transactions: sum((h) => h.transactions.length),
+    notes: await models.Note.countDocuments({ accountId: { $in: ids } }),
+    statements: sum((h) => h.statements.length),
+    journalEntries: sum((h) => h.head.seq + 1),
+  };
 }
 
 /** What `accountPayload()` creates: 2 ledgers, 3+2 and 2+1 transactions, 2 notes and its statements. */
@@ -123,6 +129,7 @@ export function expectedCounts() {
     ),
     notes: p.notes.length,
     statements: p.statements.length,
+    journalEntries: 1,
   };
 }
 

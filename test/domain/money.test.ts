@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../src/domain/money.js';
+import { formatCents, matchesToTheCent, signedMinor, signedTotal, toCents } from '../../src/domain/money.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
 import { testContext, validAccountPayload } from './fixtures.js';
 import { setAt } from './json-path.js';
@@ -123,5 +123,27 @@ describe('exact money', () => {
       ],
     );
     expect(result.data.ledgers?.[0]?.last_statement_balance).toBe('-12.00');
+  });
+});
+
+describe('signedMinor', () => {
+  it('is the exact signed amount in cents for every type (compared with decimal.js)', () => {
+    const types = ['CHARGE', 'CREDIT', 'PAYMENT', 'REPAYMENT', 'SUPPLY_CHARGE'] as const;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...types),
+        fc.bigInt({ min: 0n, max: 10n ** 17n }),
+        fc.constantFrom(0, 1, 2),
+        (type, units, places) => {
+          const text =
+            places === 0
+              ? units.toString()
+              : new Decimal(units.toString()).dividedBy(10 ** places).toFixed(places);
+          const sign = type === 'PAYMENT' || type === 'CREDIT' ? 1 : -1;
+          const expected = new Decimal(text).times(100).times(sign).toNumber();
+          expect(signedMinor(type, text)).toBe(expected === 0 ? 0 * sign : expected);
+        },
+      ),
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { del, scenario, set, type Edit, type Scenario } from './scenarios.js';
 import { getAt, pushAt } from './json-path.js';
+import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';
 
 const DOC = 'historical_billing_documents.0';
 
@@ -26,6 +27,10 @@ export const postImportScenarios: Scenario[] = [
     set('notes.1.document_paths.0.document_path', '/etc/passwd'),
   ),
   scenario('notes', 'min_items', 'notes', 'no notes', set('notes', [])),
+  scenario('notes', 'too_many_items', 'notes', 'more notes than one request may carry', (p) => {
+    const note = getAt(p, 'notes.0');
+    for (let i = 0; i < POST_IMPORT_LIMITS.notes; i++) pushAt(p, 'notes', structuredClone(note));
+  }),
   scenario(
     'notes',
     'unpin_at_not_after_created_at',

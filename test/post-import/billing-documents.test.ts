@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Types } from 'mongoose';
 import {
   defaultLedger,
+  ledgerView,
   seedAccount,
   seedStagedOnly,
   setSupplierStatus,
@@ -69,28 +71,35 @@ const request = (
   ...overrides,
 });
 
+/** The billing documents stored on the account (every ledger). */
+async function documents(accountId: Types.ObjectId) {
+  const [electricity, gas] = await Promise.all([
+    ledgerView(env, accountId, 'ELECTRICITY'),
+    ledgerView(env, accountId, 'GAS'),
+  ]);
+  return [...electricity.billingDocuments, ...gas.billingDocuments];
+}
+
 describe('POST /v1/data-import/historical-billing-documents/create/', () => {
   it('creates documents and their transactions with an empty 201, once per ledger; another ledger is accepted', async () => {
     const { external, accountId } = await freshAccount();
-    const { BillingDocument, Transaction, Ledger } = env.t.app.db.models;
     const res = await env.post('historical-billing-documents/create/', request(external, 'ELECTRICITY', 'E'));
     expect(res.statusCode).toBe(201);
     expect(res.body).toBe('');
 
-    const docs = await BillingDocument.find({ accountId }).sort({ identifier: 1 }).lean();
-    expect(docs.map((d) => [d.identifier, d.documentType, d.billPeriodFromDate, d.finalized])).toEqual([
-      ['FAC-E-1', 'PERIOD_BASED', '2024-11-01', true],
-      ['FAC-E-2', 'PERIOD_BASED', '2024-11-01', true],
+    const ledger = await ledgerView(env, accountId, 'ELECTRICITY');
+    expect(ledger.billingDocuments.map((d) => [d.identifier, d.documentType, d.billPeriodFromDate])).toEqual([
+      ['FAC-E-1', 'PERIOD_BASED', '2024-11-01'],
+      ['FAC-E-2', 'PERIOD_BASED', '2024-11-01'],
     ]);
-    const txns = await Transaction.find({ accountId }).sort({ transactionId: 1 }).lean();
-    expect(txns.map((t) => [t.transactionId, t.origin, t.billingDocumentId?.toHexString() ?? null])).toEqual([
-      ['HBD-E-1', 'billing_document', docs[0]!._id.toHexString()],
-      ['HBD-E-2', 'billing_document', docs[1]!._id.toHexString()],
+    expect(ledger.transactions.map((t) => [t.transactionId, t.origin, t.billingDocument])).toEqual([
+      ['HBD-E-1', 'billing_document', 'FAC-E-1'],
+      ['HBD-E-2', 'billing_document', 'FAC-E-2'],
       ['HBD-E-X', 'additional_historical', null],
     ]);
-    const ledger = await Ledger.findOne({ accountId, ledgerCode: 'ELECTRICITY' }).orFail().lean();
     // Historical transactions are already inside the last statement balance.
-    expect(ledger).toMatchObject({ hasFinalizedBillingDocument: true, balanceMinor: -1500 });
+    expect(ledger.billingImportKey).not.toBeNull();
+    expect(ledger.balanceMinor).toBe(-1500);
 
     const second = await env.post(
       'historical-billing-documents/create/',
@@ -107,11 +116,11 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
       request(external, 'ELECTRICITY', 'E'),
     );
     expect(repeat.json().code).toBe('ledger_has_finalized_billing_document');
-    expect(await BillingDocument.countDocuments({ accountId })).toBe(2);
+    expect(await documents(accountId)).toHaveLength(2);
 
     const gas = await env.post('historical-billing-documents/create/', request(external, 'GAS', 'G'));
     expect(gas.statusCode).toBe(201);
-    expect(await BillingDocument.countDocuments({ accountId })).toBe(4);
+    expect(await documents(accountId)).toHaveLength(4);
   });
 
   it('lets only one of 10 concurrent imports for a ledger through', async () => {
@@ -125,7 +134,8 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
     expect(responses.filter((r) => r.statusCode === 400).map((r) => r.json().code)).toEqual(
       Array(9).fill('ledger_has_finalized_billing_document'),
     );
-    expect(await env.t.app.db.models.BillingDocument.countDocuments({ accountId })).toBe(2);
+    expect(await documents(accountId)).toHaveLength(2);
+    expect((await ledgerView(env, accountId)).transactions).toHaveLength(3);
   });
 
   it('needs both period dates on PERIOD_BASED documents and none on ITEM_BASED ones', async () => {
@@ -165,7 +175,7 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
       }),
     );
     expect(ok.statusCode).toBe(201);
-    expect(await env.t.app.db.models.BillingDocument.findOne({ accountId }).lean()).toMatchObject({
+    expect((await documents(accountId))[0]).toMatchObject({
       documentType: 'ITEM_BASED',
       billPeriodFromDate: null,
     });
@@ -200,15 +210,14 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
         },
       ],
     });
-    const ledger = await env.t.app.db.models.Ledger.findOne({ accountId, ledgerCode: 'ELECTRICITY' })
-      .orFail()
-      .lean();
-    expect(ledger.hasFinalizedBillingDocument).toBe(false);
+    const ledger = await ledgerView(env, accountId, 'ELECTRICITY');
+    expect(ledger.billingImportKey).toBeNull();
+    expect(ledger.transactions.map((t) => t.transactionId)).toEqual(['HBD-D-1']);
 
     const unknown = await env.post('historical-billing-documents/create/', request(external, 'WATER', 'W'));
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().code).toBe('ledger_not_found');
-    expect(await env.t.app.db.models.BillingDocument.countDocuments({ accountId })).toBe(0);
+    expect(await documents(accountId)).toHaveLength(0);
   });
 
   it('answers 404 for unknown or staged-only accounts and 400 when the supplier is Complete', async () => {

@@ -1,3 +1,4 @@
+import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accountPayload,
@@ -44,10 +45,11 @@ describe('post-import onto an account created by stage + create + worker', () =>
     const created = await api.create('E2E-1', { dry_run: false });
     expect(created.statusCode).toBe(201);
     const number = created.json().kraken_account_number as string;
-    const { Account, Ledger, Note, Transaction } = t.app.db.models;
+    const { Account, Note } = t.app.db.models;
     const account = await Account.findOne({ number }).orFail().lean();
-    const ledger = () =>
-      Ledger.findOne({ accountId: account._id, ledgerCode: 'ELECTRICITY' }).orFail().lean();
+    const journal = storageFor(t.app.db.models).journal;
+    const ledger = async () =>
+      (await journal.history(account._id))!.head.ledgers.find((l) => l.code === 'ELECTRICITY')!;
     // The ELECTRICITY ledger of the payload: closed on 2025-03-31, balance 5.50.
     expect(await ledger()).toMatchObject({ balanceMinor: 550, openPeriodStart: '2025-04-01', position: 0 });
 
@@ -145,11 +147,7 @@ describe('post-import onto an account created by stage + create + worker', () =>
     });
     expect(instruction.statusCode).toBe(201);
     expect(instruction.json()).toEqual({ kraken_account_number: number, reference: 'sim_ok_e2e' });
-    expect(
-      await Transaction.countDocuments({
-        accountId: account._id,
-        transactionId: { $in: ['E2E-T1', 'E2E-T2', 'E2E-BD-T1'] },
-      }),
-    ).toBe(3);
+    const stored = (await journal.history(account._id))!.transactions.map((tx) => tx.transactionId);
+    expect(stored.filter((id) => ['E2E-T1', 'E2E-T2', 'E2E-BD-T1'].includes(id))).toHaveLength(3);
   });
 });

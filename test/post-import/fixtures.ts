@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { LightMyRequestResponse } from 'fastify';
 import { accountIdFor } from '../../src/creation/create-account.js';
-import { ledgerIdFor } from '../../src/models/record-ids.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
-import { dayAfter } from '../../src/creation/records.js';
+import { dayAfter } from '../../src/domain/dates.js';
+import { storageFor } from '../../src/storage/index.js';
 
 export type LedgerSeed = {
   code: string;
@@ -74,19 +74,37 @@ export async function seedAccount(
     accountType: 'DOMESTIC',
     billingName: 'Cliente de Prueba',
   });
-  for (const [position, l] of ledgers.entries()) {
-    await models.Ledger.create({
-      _id: ledgerIdFor(account._id, l.code),
-      accountId: account._id,
-      ledgerCode: l.code,
-      position,
-      lastStatementBalanceMinor: l.lastStatementBalanceMinor,
-      lastStatementClosingDate: l.closingDate,
-      openPeriodStart: dayAfter(l.closingDate),
-      balanceMinor: l.balanceMinor ?? l.lastStatementBalanceMinor,
-    });
-  }
+  await storageFor(models).journal.open(
+    account._id,
+    {
+      ledgers: ledgers.map((l, position) => ({
+        code: l.code,
+        position,
+        lastStatementBalanceMinor: l.lastStatementBalanceMinor,
+        lastStatementClosingDate: l.closingDate,
+        openPeriodStart: dayAfter(l.closingDate),
+        balanceMinor: l.balanceMinor ?? l.lastStatementBalanceMinor,
+        billingImportKey: null,
+      })),
+      keys: [],
+      records: {},
+    },
+    new Date(),
+  );
   return { account, number };
+}
+
+/** One ledger of an account as its journal holds it: its state and the transactions stored on it. */
+export async function ledgerView(env: PostImportEnv, accountId: Types.ObjectId, code = 'ELECTRICITY') {
+  const history = await storageFor(env.t.app.db.models).journal.history(accountId);
+  const ledger = history?.head.ledgers.find((l) => l.code === code);
+  if (!history || !ledger) throw new Error(`no ledger ${code} on account ${accountId.toHexString()}`);
+  return {
+    ...ledger,
+    transactions: history.transactions.filter((t) => t.ledgerCode === code),
+    billingDocuments: history.billingDocuments.filter((d) => d.ledgerCode === code),
+    statements: history.statements,
+  };
 }
 
 /** An account staged but never created: post-import endpoints must answer 404 for it. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   defaultLedger,
+  ledgerView,
   seedAccount,
   seedStagedOnly,
   setSupplierStatus,
@@ -56,7 +57,7 @@ describe('POST /v1/data-import/historical-statements/create/', () => {
         statement('ST-2', '2025-05-01', '2025-05-31'),
       ]),
     );
-    const stored = await env.t.app.db.models.Statement.find({ accountId }).sort({ statementId: 1 }).lean();
+    const stored = (await ledgerView(env, accountId)).statements;
     expect(stored.map((s) => [s.statementId, s.grossAmountMinor, s.documentLocation, s.origin])).toEqual([
       [
         'ST-1',
@@ -80,7 +81,7 @@ describe('POST /v1/data-import/historical-statements/create/', () => {
         request(external, [statement('B-1', '2025-04-01', '2025-04-30', 'a/b.pdf')]),
       );
       expect(res.statusCode).toBe(201);
-      expect((await env.t.app.db.models.Statement.findOne({ accountId }).lean())?.documentLocation).toBe(
+      expect((await ledgerView(env, accountId)).statements[0]?.documentLocation).toBe(
         'acme-bucket/root/acme/a/b.pdf',
       );
     } finally {
@@ -116,7 +117,7 @@ describe('POST /v1/data-import/historical-statements/create/', () => {
         },
       ],
     });
-    expect(await env.t.app.db.models.Statement.countDocuments({ accountId })).toBe(1);
+    expect((await ledgerView(env, accountId)).statements.map((st) => st.statementId)).toEqual(['DUP']);
   });
 
   it('moves the open statement period: later transactions before the latest statement end are re-dated after it', async () => {
@@ -125,16 +126,14 @@ describe('POST /v1/data-import/historical-statements/create/', () => {
       'historical-statements/create/',
       request(external, [statement('P-1', '2025-06-01', '2025-06-30')]),
     );
-    const ledgers = await env.t.app.db.models.Ledger.find({ accountId }).sort({ position: 1 }).lean();
+    const ledgers = [await ledgerView(env, accountId), await ledgerView(env, accountId, 'GAS')];
     expect(ledgers.map((l) => l.openPeriodStart)).toEqual(['2025-07-01', '2025-07-01']);
     // An older statement does not move it back.
     await env.post(
       'historical-statements/create/',
       request(external, [statement('P-0', '2025-01-01', '2025-01-31')]),
     );
-    expect(
-      (await env.t.app.db.models.Ledger.findOne({ accountId, ledgerCode: 'GAS' }).lean())?.openPeriodStart,
-    ).toBe('2025-07-01');
+    expect((await ledgerView(env, accountId, 'GAS')).openPeriodStart).toBe('2025-07-01');
 
     const res = await env.post('transactions/create/?force_add_to_current_statement=false', {
       import_supplier: env.supplier,

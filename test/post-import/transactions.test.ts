@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
-import { randomUUID } from 'node:crypto';
 import { processKey } from '../../src/models/account-import-process.js';
-import { ledgerIdFor, transactionIdFor } from '../../src/models/record-ids.js';
+import { openDatabase } from '../../src/infra/mongo.js';
+import { AccountLocks } from '../../src/post-import/account-lock.js';
+import { importTransactions } from '../../src/post-import/transactions.js';
+import { storageFor } from '../../src/storage/index.js';
+import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';
+import { startHoldingProxy } from '../support/mongo-proxy.js';
 import {
   defaultLedger,
+  ledgerView,
   seedAccount,
   seedStagedOnly,
   setSupplierStatus,
@@ -64,12 +69,22 @@ const importTxns = (
   });
 
 async function ledgerState(accountId: Types.ObjectId, code = 'ELECTRICITY') {
-  const { Ledger, Transaction } = env.t.app.db.models;
-  const ledger = await Ledger.findOne({ accountId, ledgerCode: code }).orFail().lean();
-  return {
-    balanceMinor: ledger.balanceMinor,
-    count: await Transaction.countDocuments({ ledgerId: ledger._id }),
-  };
+  const ledger = await ledgerView(env, accountId, code);
+  return { balanceMinor: ledger.balanceMinor, count: ledger.transactions.length };
+}
+
+async function storedTransaction(accountId: Types.ObjectId, transactionId: string) {
+  const ledger = await ledgerView(env, accountId);
+  return ledger.transactions.find((t) => t.transactionId === transactionId);
+}
+
+/** The balance a ledger must have: its last statement balance plus every stored transaction that moves it. */
+async function balanceFromTransactions(accountId: Types.ObjectId, code = 'ELECTRICITY') {
+  const ledger = await ledgerView(env, accountId, code);
+  return ledger.transactions.reduce(
+    (sum, t) => (t.origin === 'imported' || t.origin === 'current_statement' ? sum + t.signedMinor : sum),
+    ledger.lastStatementBalanceMinor,
+  );
 }
 
 describe('POST /v1/data-import/transactions/create/', () => {
@@ -86,14 +101,14 @@ describe('POST /v1/data-import/transactions/create/', () => {
     });
     // -15.00 + 42.00 - 3.50
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: 2350, count: 2 });
-    const stored = await env.t.app.db.models.Transaction.findOne({ accountId, transactionId: 'T2' }).lean();
+    const stored = await storedTransaction(accountId, 'T2');
     expect(stored).toMatchObject({
       amount: '3.50',
       signedMinor: -350,
       origin: 'imported',
       transactionDate: '2025-06-12',
     });
-    expect(JSON.parse(stored!.data)).toEqual(txns[1]);
+    expect(stored!.data).toEqual(txns[1]);
 
     const again = await importTxns(external, [...txns, payment('T3', '2025-06-13', '0.10')]);
     expect(again.statusCode).toBe(201);
@@ -155,7 +170,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
     expect(old2.transaction_data.transaction_date).toBe('2025-06-01');
     expect(fresh.transaction_data).toEqual(payment('NEW', '2025-06-02'));
 
-    const stored = await env.t.app.db.models.Transaction.findOne({ accountId, transactionId: 'OLD1' }).lean();
+    const stored = await storedTransaction(accountId, 'OLD1');
     expect(stored).toMatchObject({ transactionDate: '2025-06-01', originalTransactionDate: '2025-04-15' });
     expect(stored?.note).toContain('Originally dated 2025-04-15');
 
@@ -222,49 +237,86 @@ describe('POST /v1/data-import/transactions/create/', () => {
     expect(added).toHaveLength(20);
     // 10 payments of 1.11 and 10 charges of 0.37 on top of -15.00.
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1110 - 370, count: 20 });
+    expect(await balanceFromTransactions(accountId)).toBe(-1500 + 1110 - 370);
     expect(await env.t.app.db.models.Note.countDocuments({ accountId, origin: 'system' })).toBe(1);
   });
 
-  it('finishes the balance change of an import that crashed after inserting, exactly once, on the next import', async () => {
+  it('loses no balance update when a writer outlives its lock: the lease is taken away while it is stalled before its write', async () => {
     const { external, accountId } = await freshAccount();
-    const { Ledger, Transaction } = env.t.app.db.models;
-    const ledgerId = ledgerIdFor(accountId, 'ELECTRICITY');
-    // The state a crash leaves between the insert and the balance write: the journal lists three ids, two were inserted.
-    const batch = randomUUID();
-    const ids = ['K1', 'K2', 'K3'].map((id) => transactionIdFor(accountId, id));
-    await Ledger.updateOne({ _id: ledgerId }, { $set: { journal: { batch, transactionIds: ids } } });
-    const crashed = (id: string, signedMinor: number) => ({
-      _id: transactionIdFor(accountId, id),
-      accountId,
-      ledgerId,
-      transactionId: id,
-      transactionDate: '2025-06-10',
-      type: 'PAYMENT',
-      amount: (signedMinor / 100).toFixed(2),
-      signedMinor,
-      origin: 'imported',
-      data: '{}',
-      batch,
-    });
-    await Transaction.insertMany([crashed('K1', 1000), crashed('K2', 234)]);
+    await importTxns(external, [payment('S0', '2025-06-10', '1.00')]);
+    // Writer A: the import code on a connection of its own, through a proxy that stalls its journal insert.
+    const mongo = new URL(env.t.config.MONGO_URL);
+    const proxy = await startHoldingProxy({ host: mongo.hostname, port: Number(mongo.port) });
+    const db = await openDatabase(proxy.url(mongo.pathname.slice(1)));
+    const locks = new AccountLocks(env.t.app.redis, env.t.config.QUEUE_PREFIX);
+    try {
+      const held = proxy.holdNext('insert', 'ledger_journal');
+      const slow = importTransactions(
+        db.models,
+        storageFor(db.models).journal,
+        locks,
+        {
+          accountId,
+          ledgerCode: undefined,
+          transactions: [
+            { ...payment('SA', '2025-06-11', '0.25'), type: 'PAYMENT' as const, amount: '0.25' },
+          ],
+          raws: [payment('SA', '2025-06-11', '0.25')],
+          checkPreviouslyAdded: true,
+          forceAddToCurrentStatement: true,
+          dryRun: false,
+        },
+        new Date(),
+      );
+      await held;
+      // A has read the head and holds the lock; the lock vanishes under it (a failover, a lease that ran out).
+      expect(await env.t.app.redis.del(locks.key(accountId))).toBe(1);
+      // Writer B goes through the API meanwhile, takes the lock and writes.
+      const fast = await importTxns(external, [charge('SB', '2025-06-12', '0.40')]);
+      expect(fast.statusCode).toBe(201);
+      proxy.release();
+      const outcome = await slow;
+      expect(outcome).toMatchObject({ ok: true, results: [{ status: 'TRANSACTION_ADDED_TO_ACCOUNT' }] });
+    } finally {
+      proxy.release();
+      await db.close();
+      await proxy.close();
+    }
+    // Both writes count, once each: -15.00 + 1.00 + 0.25 - 0.40.
+    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 100 + 25 - 40, count: 3 });
+    expect(await balanceFromTransactions(accountId)).toBe(-1500 + 100 + 25 - 40);
+  });
 
-    // The client's retry: K1 and K2 already exist, K3 is new.
-    const retry = await importTxns(external, [
-      payment('K1', '2025-06-10', '10.00'),
-      payment('K2', '2025-06-10', '2.34'),
-      payment('K3', '2025-06-10', '0.01'),
-    ]);
-    expect(retry.statusCode).toBe(201);
-    expect(retry.json().results.map((r: { status: string }) => r.status)).toEqual([
-      'TRANSACTION_ALREADY_EXISTS',
-      'TRANSACTION_ALREADY_EXISTS',
-      'TRANSACTION_ADDED_TO_ACCOUNT',
-    ]);
-    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1000 + 234 + 1, count: 3 });
-    expect((await Ledger.findById(ledgerId).lean())?.journal).toBeNull();
-    // Nothing is applied twice by later imports.
-    await importTxns(external, [payment('K1', '2025-06-10', '10.00')]);
-    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 1000 + 234 + 1, count: 3 });
+  it('writes nothing for a batch that fails, not even its re-dating note', async () => {
+    const { external, accountId } = await freshAccount();
+    await importTxns(external, [payment('F2', '2025-06-10')]);
+    const before = await storageFor(env.t.app.db.models).journal.history(accountId);
+    // F1 would be re-dated (with a pinned note), but F2 is already there and may not be.
+    const res = await importTxns(
+      external,
+      [charge('F1', '2025-05-01', '1.00'), payment('F2', '2025-06-10')],
+      '?check_previously_added=false',
+    );
+    expect(res.statusCode).toBe(400);
+    const after = await storageFor(env.t.app.db.models).journal.history(accountId);
+    expect(after?.head.seq).toBe(before?.head.seq);
+    expect(await env.t.app.db.models.Note.countDocuments({ accountId })).toBe(0);
+  });
+
+  it('refuses more transactions than one request may carry with too_many_items, writing nothing', async () => {
+    const { external, accountId } = await freshAccount();
+    const many = Array.from({ length: POST_IMPORT_LIMITS.transactions + 1 }, (_, i) =>
+      payment(`MANY-${i}`, '2025-06-10', '0.01'),
+    );
+    const res = await importTxns(external, many);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      code: 'request_failed_validation',
+      errors: [{ code: 'too_many_items', attr: 'transactions' }],
+    });
+    expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500, count: 0 });
+    const limit = await importTxns(external, many.slice(0, POST_IMPORT_LIMITS.transactions));
+    expect(limit.statusCode).toBe(201);
   });
 
   it('answers 404 for an account whose creation has not marked its process imported', async () => {

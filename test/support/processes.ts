@@ -4,7 +4,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export type LocalServer = { url: string; port: number; stop: () => Promise<void> };
+export type LocalServer = { url: string; port: number; pid?: number; stop: () => Promise<void> };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -77,7 +77,7 @@ export async function startFerretDb(): Promise<LocalServer> {
     { stdio: 'ignore' },
   );
   await waitForPort(port);
-  return { url: `mongodb://127.0.0.1:${port}/`, port, stop: stopper(child, dir) };
+  return { url: `mongodb://127.0.0.1:${port}/`, port, pid: child.pid, stop: stopper(child, dir) };
 }
 
 /** A throwaway redis-server (no persistence). A fixed port lets a test stop and restart "the same" Redis. */

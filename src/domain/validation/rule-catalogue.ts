@@ -72,6 +72,12 @@ export const ruleCatalogue = [
   },
   { code: 'min_items', description: 'The list has fewer items than required.', exampleAttr: 'customers' },
   {
+    code: 'too_many_items',
+    description:
+      'The list has more items than one request may carry (see the documented limits); split the import.',
+    exampleAttr: 'transactions',
+  },
+  {
     code: 'invalid_metadata_value',
     description:
       'A metadata value is not a JSON object, is nested more than 10 levels or has more than 2000 values, or uses the key "__proto__", "constructor" or "prototype" at any depth (keys such as "$ref" or "a.b" are allowed).',

@@ -66,6 +66,8 @@ function mapOne(issue: Issue, input: unknown): FieldError[] {
     case 'too_big':
       if (issue.origin === 'string')
         return make('max_length', `Ensure this field has no more than ${issue.maximum} characters.`);
+      if (issue.origin === 'array')
+        return make('too_many_items', `Ensure this list has no more than ${issue.maximum} items.`);
       return make('invalid', issue.message);
     case 'too_small':
       if (issue.origin === 'string') return make('blank', 'This field may not be blank.');

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import { validateBillingDocumentsImport } from '../../../domain/validation/index.js';
 import { billingDocumentsImportSchema } from '../../../schemas/post-import.js';
 import { importBillingDocuments } from '../../../post-import/billing-documents.js';
-import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
-import { findLedger } from '../../../post-import/transactions.js';
+import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -38,16 +37,16 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
     },
     async (request, reply) => {
       const { account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
-      const ledger = await findLedger(app.db.models, account._id, data.ledger_code);
-      await importBillingDocuments(
-        app.db.models,
-        ledgerLocks(app),
+      const outcome = await importBillingDocuments(
+        storage(app).journal,
+        accountLocks(app),
         account._id,
-        ledger,
+        data.ledger_code,
         data,
         request.body as Record<string, unknown>,
         app.clock(),
       );
+      if (!outcome.ok) throw refusalError(outcome.refusal);
       return reply.code(201).send();
     },
   );

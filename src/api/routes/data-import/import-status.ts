@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { CreationSlots } from '../../../creation/slots.js';
 import { processKey } from '../../../models/account-import-process.js';
 import { ApiError } from '../../errors.js';
+import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
-import { PENDING_JOB_STATES } from './create-account.js';
 
 const supplierParams = z.object({ code: z.string().min(1).max(64) });
 // Optional keyset pagination (off unless `limit` is given): items after `after`, in the list's order.

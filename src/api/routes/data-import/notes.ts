@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
 import { notesImportSchema } from '../../../schemas/post-import.js';
 import { importNotes } from '../../../post-import/notes.js';
-import { documentLocation, resolveImport } from '../../../post-import/target.js';
+import { documentLocation, resolveImport } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { validatePaymentInstruction } from '../../../domain/validation/index.js';
 import { paymentInstructionSchema } from '../../../schemas/post-import.js';
 import { checkActive, type VerifyOutcome } from '../../../post-import/payment-instructions.js';
-import { resolveImport } from '../../../post-import/target.js';
+import { resolveImport } from '../../post-import-target.js';
 import { jobId } from '../../../workers/catalog.js';
 import { ApiError } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';

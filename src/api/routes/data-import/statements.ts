@@ -3,7 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { validateStatementsImport } from '../../../domain/validation/index.js';
 import { statementsImportSchema } from '../../../schemas/post-import.js';
 import { importStatements } from '../../../post-import/statements.js';
-import { documentLocation, ledgerLocks, resolveImport } from '../../../post-import/target.js';
+import {
+  accountLocks,
+  documentLocation,
+  refusalError,
+  resolveImport,
+  storage,
+} from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -31,7 +37,15 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
     async (request, reply) => {
       const { supplier, account, data } = await resolveImport(app, request, validateStatementsImport);
       const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
-      await importStatements(app.db.models, ledgerLocks(app), account._id, data.statements, resolvePath);
+      const outcome = await importStatements(
+        storage(app).journal,
+        accountLocks(app),
+        account._id,
+        data.statements,
+        resolvePath,
+        app.clock(),
+      );
+      if (!outcome.ok) throw refusalError(outcome.refusal);
       return reply.code(201).send(data);
     },
   );

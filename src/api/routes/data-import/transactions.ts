@@ -3,13 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
-import { ledgerLocks, resolveImport } from '../../../post-import/target.js';
-import {
-  dryRunResults,
-  findLedger,
-  importTransactions,
-  planTransactions,
-} from '../../../post-import/transactions.js';
+import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
+import { importTransactions } from '../../../post-import/transactions.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { commonErrors, errorBody, errorResponses } from '../../schemas.js';
 
@@ -71,39 +66,25 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
     },
     async (request, reply) => {
       const { account, data } = await resolveImport(app, request, validateTransactionsImport);
-      const ledger = await findLedger(app.db.models, account._id, data.ledger_code);
-      const raws = (request.body as { transactions: Record<string, unknown>[] }).transactions;
-      const options = {
-        checkPreviouslyAdded: request.query.check_previously_added,
-        forceAddToCurrentStatement: request.query.force_add_to_current_statement,
-      };
-      // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
-      if (data.dry_run) {
-        const plan = await planTransactions(
-          app.db.models,
-          account._id,
-          ledger,
-          data.transactions,
-          raws,
-          options,
-        );
-        return plan.ok
-          ? reply.code(200).send({ results: dryRunResults(plan) })
-          : reply.code(400).send(plan.error);
-      }
       const outcome = await importTransactions(
         app.db.models,
-        ledgerLocks(app),
-        account._id,
-        ledger._id,
-        data.transactions,
-        raws,
-        options,
+        storage(app).journal,
+        accountLocks(app),
+        {
+          accountId: account._id,
+          ledgerCode: data.ledger_code,
+          transactions: data.transactions,
+          raws: (request.body as { transactions: Record<string, unknown>[] }).transactions,
+          checkPreviouslyAdded: request.query.check_previously_added,
+          forceAddToCurrentStatement: request.query.force_add_to_current_statement,
+          dryRun: data.dry_run === true,
+        },
         app.clock(),
       );
-      return outcome.ok
-        ? reply.code(201).send({ results: outcome.results })
-        : reply.code(400).send(outcome.error);
+      if (outcome.ok) return reply.code(data.dry_run ? 200 : 201).send({ results: outcome.results });
+      // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
+      if ('error' in outcome) return reply.code(400).send(outcome.error);
+      throw refusalError(outcome.refusal);
     },
   );
 }

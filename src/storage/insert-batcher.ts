@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { isDuplicateKey } from './mongo.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 /**
  * Group commit for inserts. Concurrent callers (the 50 creations a worker runs at once, the stages an API

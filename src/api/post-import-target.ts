@@ -1,32 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HydratedDocument } from 'mongoose';
-import { ApiError } from '../api/errors.js';
-import type { SupplierDoc } from '../api/plugins/tenancy.js';
-import { validationContext } from '../api/validation.js';
+import { ApiError } from './errors.js';
+import type { SupplierDoc } from './plugins/tenancy.js';
+import { validationContext } from './validation.js';
 import { accountIdFor } from '../creation/create-account.js';
 import type { ValidationContext, ValidationResult } from '../domain/validation/index.js';
 import type { Account } from '../models/account.js';
 import { processKey } from '../models/account-import-process.js';
 import { documentLocation as storageLocation } from '../domain/document-location.js';
-import { isDuplicateKey } from '../infra/mongo.js';
-
-export { isDuplicateKey };
 import type { Models } from '../models/index.js';
-import { LedgerLocks } from './ledger-lock.js';
+import { AccountLocks } from '../post-import/account-lock.js';
+import type { Refusal } from '../post-import/outcomes.js';
+import { storageFor, type Storage } from '../storage/index.js';
 
 export type AccountDoc = HydratedDocument<Account>;
-
-/** YYYY-MM-DD of a UTC instant. */
-function isoDay(date: Date): string {
-  return date.toISOString().slice(0, 10);
-}
-
-/** The day after an ISO date. */
-export function nextDay(day: string): string {
-  const d = new Date(`${day}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + 1);
-  return isoDay(d);
-}
 
 /**
  * The common front of every post-import endpoint: the caller's supplier must exist and be `Ongoing`, the body
@@ -51,9 +38,19 @@ export async function resolveImport<T extends { import_supplier: string; externa
   return { supplier, account, data: result.data };
 }
 
-/** The ledger locks of this deployment (namespaced like its queues). */
-export function ledgerLocks(app: FastifyInstance): LedgerLocks {
-  return new LedgerLocks(app.redis, app.config.QUEUE_PREFIX);
+/** The account locks of this deployment (namespaced like its queues). */
+export function accountLocks(app: FastifyInstance): AccountLocks {
+  return new AccountLocks(app.redis, app.config.QUEUE_PREFIX);
+}
+
+/** The repositories on the app's database connection. */
+export function storage(app: FastifyInstance): Storage {
+  return storageFor(app.db.models);
+}
+
+/** A post-import refusal as its documented error. */
+export function refusalError(refusal: Refusal): ApiError {
+  return new ApiError(refusal.code, { errors: refusal.errors ?? [] });
 }
 
 /**
@@ -84,37 +81,4 @@ export function documentLocation(
   path: string,
 ): string {
   return storageLocation(supplier.documentBucket ?? defaultBucket, supplier.documentRoot ?? '', path);
-}
-
-type BulkError = {
-  code?: number;
-  writeErrors?: { code?: number; index?: number; err?: { index?: number; code?: number } }[];
-};
-
-/**
- * Inserts documents ignoring duplicate-key errors (another request or an earlier attempt already wrote them).
- * Returns the indexes this call actually inserted; any other failure is rethrown.
- */
-export async function insertIgnoringDuplicates(
-  model: { insertMany(docs: object[], opts: object): Promise<unknown> },
-  docs: object[],
-): Promise<Set<number>> {
-  if (docs.length === 0) return new Set();
-  try {
-    await model.insertMany(docs, { ordered: false });
-    return new Set(docs.map((_, i) => i));
-  } catch (err) {
-    const writeErrors = (err as BulkError).writeErrors;
-    if (!writeErrors || writeErrors.length === 0) {
-      if (isDuplicateKey(err) && docs.length === 1) return new Set();
-      throw err;
-    }
-    const failed = new Set<number>();
-    for (const w of writeErrors) {
-      const code = w.code ?? w.err?.code;
-      if (code !== 11000) throw err;
-      failed.add(w.index ?? w.err?.index ?? -1);
-    }
-    return new Set(docs.map((_, i) => i).filter((i) => !failed.has(i)));
-  }
 }

@@ -1,0 +1,48 @@
+import { Schema, type InferSchemaType } from 'mongoose';
+
+export const journalEntryKinds = ['opened', 'transactions', 'statements', 'billing'] as const;
+
+/** Where a stored transaction came from; only `current_statement` and `imported` ones move the balance. */
+export const transactionOrigins = [
+  'historical_statement',
+  'current_statement',
+  'imported',
+  'billing_document',
+  'additional_historical',
+] as const;
+
+/**
+ * One entry of an account's ledger journal: the append-only history of its ledgers (balances, open statement
+ * periods, the historical billing document import), transactions, statements and billing documents. Entry
+ * `seq` of an account has `_id` `<account id>:<seq>`; entry 0 is written by the account's creation, and
+ * every later change is the insert of the next number. The unique `_id` is the guarantee: of two writers
+ * that read the same head, exactly one inserts the next entry; the other re-reads and decides again, so no
+ * balance change or duplicate check is ever made against a stale head (see `src/storage/ledger-journal.ts`).
+ *
+ * What is never queried is stored opaque, as JSON text: on FerretDB's SQLite backend a write costs per BSON
+ * value converted, so 200 transactions as one string cost a quarter of 200 documents (or sub-documents).
+ * - `ledgers`: every ledger's state after this entry (so the newest entry alone is the current state);
+ * - `keys`: the natural keys this entry adds (`t:` transaction ids, `s:` statement ids), for duplicate checks;
+ * - `records`: the transactions, statements and billing documents it adds, as stored.
+ * `writer` identifies the attempt that inserted it, so a writer whose insert's answer was lost knows it won.
+ */
+export const journalEntrySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: Schema.Types.ObjectId, required: true },
+    seq: { type: Number, required: true },
+    kind: { type: String, enum: journalEntryKinds, required: true },
+    writer: { type: String, required: true },
+    ledgers: { type: String, required: true },
+    keys: { type: String, required: true },
+    records: { type: String, required: true },
+    /** Entries never change: a creation time, no update time or version. */
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'ledger_journal', versionKey: false },
+);
+export type JournalEntryDoc = InferSchemaType<typeof journalEntrySchema>;
+
+export function journalEntryId(accountIdHex: string, seq: number): string {
+  return `${accountIdHex}:${seq}`;
+}

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Types } from 'mongoose';
+
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+
+export type AccountLockOptions = { ttlMs?: number; waitMs?: number };
+
+/**
+ * A per-account mutex in Redis (SET NX PX with a token, released only by its holder) taken around changes of
+ * an account's ledger journal. It only reduces contention: writers of one account take turns instead of
+ * racing for the same journal entry and deciding again. Correctness never rests on it: the journal's unique
+ * entry numbers settle every race (see `src/storage/ledger-journal.ts`). So when Redis cannot be reached, or
+ * the lock stays taken longer than `waitMs`, or it lapses under its holder, the work goes on without it.
+ */
+export class AccountLocks {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  /** The Redis key of an account's lock (tests use it to take the lock away from a holder). */
+  key(accountId: Types.ObjectId): string {
+    return `${this.prefix}:account-lock:${accountId.toHexString()}`;
+  }
+
+  async with<T>(
+    accountId: Types.ObjectId,
+    fn: () => Promise<T>,
+    { ttlMs = 15_000, waitMs = 5_000 }: AccountLockOptions = {},
+  ): Promise<T> {
+    const key = this.key(accountId);
+    const token = randomUUID();
+    const deadline = Date.now() + waitMs;
+    let held: boolean;
+    for (;;) {
+      const taken = await this.redis.set(key, token, 'PX', ttlMs, 'NX').catch(() => 'unreachable' as const);
+      held = taken === 'OK';
+      // Taken by someone else (null): wait for it, up to `waitMs`; Redis unreachable: go on without it.
+      if (taken !== null || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+    }
+    if (!held) return fn();
+    const renew = setInterval(
+      () => void this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined),
+      Math.max(ttlMs / 3, 100),
+    );
+    try {
+      return await fn();
+    } finally {
+      clearInterval(renew);
+      await this.redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+    }
+  }
+}
