@@ -52,6 +52,8 @@ if [ ! -f .data/secrets.env ]; then
   } >.data/secrets.env
 fi
 set -a; source .data/secrets.env; [ -f .env ] && source .env; set +a
+# A local demo: the simulated payment vendor is on next to Stripe (a deployment enables only what it lists).
+export PAYMENT_VENDORS="${PAYMENT_VENDORS:-STRIPE,SIMULATED}"
 
 npm run --silent build >/dev/null || { echo "[up] build failed: npm run build" >&2; exit 1; }
 bash scripts/down.sh --apps-only >/dev/null 2>&1 || true
@@ -72,6 +74,7 @@ const d = JSON.parse(process.argv[1]); const port = process.argv[2];
 console.log(`
 Service is up: API http://127.0.0.1:${port} (docs /docs), worker running. Logs in .data/logs/, stop with scripts/down.sh.
 Demo: organisation "${d.organisation}", import supplier ${d.import_supplier}, operations team "${d.operations_team}".
+Payment vendors: ${d.payment_vendors.join(", ")}${d.simulated_payment_references ? ` (SIMULATED: ${d.simulated_payment_references})` : ""}.
 API key (shown once): ${d.api_key}
 
 Get a token:

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { paymentVendorNames } from './vendors/names.js';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
 
@@ -48,18 +49,34 @@ export const configSchema = z.object({
   DOCUMENT_BUCKET: z.string().min(1).default('migration-documents'),
   SMTP_URL: z.string().url().optional(),
   MAIL_FROM: z.string().default('migrations@example.invalid'),
+  /**
+   * The payment vendors clients may name, as a comma list. SIMULATED (a stand-in that accepts references by
+   * prefix) is for demos and tests only, so it is never on unless listed.
+   */
+  PAYMENT_VENDORS: z
+    .string()
+    .default('STRIPE')
+    .transform((raw) => [...new Set(raw.split(',').map((v) => v.trim().toUpperCase()))].filter(Boolean))
+    .pipe(z.array(z.enum(paymentVendorNames)).min(1)),
   STRIPE_API_KEY: z.string().optional(),
   STRIPE_API_BASE: z.string().url().optional(),
   CATALOGUE_EXTRA: z
     .string()
     .default('{}')
     .transform((raw, ctx) => {
+      let extra: Record<string, string[]>;
       try {
-        return z.record(z.string(), z.array(z.string())).parse(JSON.parse(raw));
+        extra = z.record(z.string(), z.array(z.string())).parse(JSON.parse(raw));
       } catch {
         ctx.addIssue({ code: 'custom', message: 'must be a JSON object of string arrays' });
         return z.NEVER;
       }
+      // A vendor is usable only with an adapter: the list is PAYMENT_VENDORS, not an open catalogue.
+      if ('payment_instruction_vendor' in extra) {
+        ctx.addIssue({ code: 'custom', message: 'payment vendors are enabled with PAYMENT_VENDORS' });
+        return z.NEVER;
+      }
+      return extra;
     }),
   METRICS_ENABLED: bool.default(true),
   /**

@@ -24,5 +24,19 @@ describe('config', () => {
     expect(config.ACCOUNT_CREATION_CONCURRENCY).toBe(50);
     expect(config.ACCOUNT_CREATION_WAIT_MS).toBe(60_000);
     expect(config.CATALOGUE_EXTRA).toEqual({});
+    expect(config.PAYMENT_VENDORS).toEqual(['STRIPE']);
+  });
+
+  it('enables the payment vendors listed in PAYMENT_VENDORS, and only known ones', () => {
+    const base = { JWT_SECRET: 'x'.repeat(32), API_KEY_HASH_SECRET: 'y'.repeat(32) };
+    expect(loadConfig({ ...base, PAYMENT_VENDORS: ' simulated, STRIPE,SIMULATED ' }).PAYMENT_VENDORS).toEqual(
+      ['SIMULATED', 'STRIPE'],
+    );
+    expect(() => loadConfig({ ...base, PAYMENT_VENDORS: 'STRIPE,ADYEN' })).toThrow(/PAYMENT_VENDORS/);
+    expect(() => loadConfig({ ...base, PAYMENT_VENDORS: ',' })).toThrow(/PAYMENT_VENDORS/);
+    // Vendors need adapters, so they are not an open catalogue a deployment extends.
+    expect(() =>
+      loadConfig({ ...base, CATALOGUE_EXTRA: '{"payment_instruction_vendor": ["ADYEN"]}' }),
+    ).toThrow('CATALOGUE_EXTRA: payment vendors are enabled with PAYMENT_VENDORS');
   });
 });

@@ -4,6 +4,7 @@ import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
 import { isDuplicateKey } from '../infra/mongo.js';
+import { DEFAULT_REGION, isRegionName, regionNames } from '../domain/region/index.js';
 
 /** An operator mistake (duplicate, unknown name, bad value): the CLI prints its message and exits non-zero. */
 export class OperatorError extends Error {}
@@ -82,6 +83,10 @@ export class Operations {
     if (!SUPPLIER_CODE.test(code))
       throw new OperatorError(`supplier code "${code}" must match ${SUPPLIER_CODE.source}`);
     const status = this.parseStatus(options.status ?? 'Ongoing');
+    // Every request of a supplier is validated with its region's profile: an unknown one would fail them all.
+    const region = options.region ?? DEFAULT_REGION;
+    if (!isRegionName(region))
+      throw new OperatorError(`region "${region}" must be one of ${regionNames.join(', ')}`);
     const org = await this.models.Organisation.findOne({ name: orgName });
     if (!org) throw new OperatorError(`organisation "${orgName}" does not exist`);
     try {
@@ -92,7 +97,7 @@ export class Operations {
         documentRoot: options.documentRoot ?? '',
         documentBucket: options.documentBucket ?? null,
         sendMigrationEmail: options.sendMigrationEmail ?? false,
-        region: options.region ?? 'ES',
+        region,
       });
       return this.describeSupplier(doc, org.name);
     } catch (err) {
@@ -185,7 +190,7 @@ export class Operations {
       document_root: doc.documentRoot ?? '',
       document_bucket: doc.documentBucket ?? null,
       send_migration_email: doc.sendMigrationEmail ?? false,
-      region: doc.region ?? 'ES',
+      region: doc.region ?? DEFAULT_REGION,
     };
   }
 }

@@ -27,6 +27,8 @@ export default fp<AppOptions>(
       req.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(req),
     );
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    // Every body is JSON: without Fastify's default text/plain parser, any other media type is 415.
+    app.removeContentTypeParser('text/plain');
     registerErrorHandling(app);
 
     app.addHook('onSend', async (request, reply) => {

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import Router from 'find-my-way';
 import { ApiError } from './errors.js';
 
 type ValidationIssue = { instancePath?: string; message?: string; params?: Record<string, unknown> };
@@ -49,8 +50,33 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ detail: 'Internal error', code: 'internal_error', request_id: request.id });
   });
 
-  app.setNotFoundHandler((_request, reply) => {
-    const err = new ApiError('not_found');
-    return reply.code(404).send(err.body());
+  const allowed = allowedMethods(app);
+  app.setNotFoundHandler((request, reply) => {
+    const allow = allowed(request.method, request.url);
+    const err = allow.length > 0 ? new ApiError('method_not_allowed') : new ApiError('not_found');
+    if (allow.length > 0) reply.header('allow', allow.join(', '));
+    return reply.code(err.statusCode).send(err.body());
   });
+}
+
+/**
+ * Which methods the app serves on a URL, for the 405 of a path that exists under another method: every
+ * route is mirrored (method and path only) into a router of its own as it is added. Call before the routes.
+ */
+function allowedMethods(app: FastifyInstance): (method: string, url: string) => string[] {
+  // The same matching rules as the server's router (see instance.ts).
+  const routes = Router({ ignoreTrailingSlash: true });
+  const methods = new Set<Router.HTTPMethod>();
+  const noop = () => {};
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat().map((m) => m.toUpperCase() as Router.HTTPMethod)) {
+      if (routes.hasRoute(method, route.url)) continue;
+      routes.on(method, route.url, noop);
+      methods.add(method);
+    }
+  });
+  return (method, url) => {
+    const path = url.split('?', 1)[0]!;
+    return [...methods].filter((m) => m !== method && routes.find(m, path)).sort();
+  };
 }

@@ -1,19 +1,17 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { HydratedDocument } from 'mongoose';
 import { ApiError } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
 import { validationContext } from './validation.js';
 import { accountIdFor } from '../creation/create-account.js';
 import type { ValidationContext, ValidationResult } from '../domain/validation/index.js';
-import type { Account } from '../models/account.js';
+import { findAccount as findStoredAccount, type AccountRow } from '../storage/accounts.js';
+import { findProcess } from '../storage/import-processes.js';
 import { processKey } from '../models/account-import-process.js';
 import { documentLocation as storageLocation } from '../domain/document-location.js';
 import type { Models } from '../models/index.js';
 import { AccountLocks } from '../post-import/account-lock.js';
 import type { Refusal } from '../post-import/outcomes.js';
 import { storageFor, type Storage } from '../storage/index.js';
-
-export type AccountDoc = HydratedDocument<Account>;
 
 /**
  * The common front of every post-import endpoint: the caller's supplier must exist and be `Ongoing`, the body
@@ -23,7 +21,7 @@ export async function resolveImport<T extends { import_supplier: string; externa
   app: FastifyInstance,
   request: FastifyRequest,
   validate: (input: unknown, ctx: ValidationContext) => ValidationResult<T>,
-): Promise<{ supplier: SupplierDoc; account: AccountDoc; data: T }> {
+): Promise<{ supplier: SupplierDoc; account: AccountRow; data: T }> {
   const body = request.body as Record<string, unknown> | null | undefined;
   const code = body && typeof body === 'object' ? body.import_supplier : undefined;
   // Without a supplier code the validator reports the missing field; with one, the supplier must be usable.
@@ -55,21 +53,16 @@ export function refusalError(refusal: Refusal): ApiError {
 
 /**
  * A created account; an unknown, staged-only or half-created one (creation crashed before its last step,
- * marking the process imported) is 404 `account_not_found`. Both reads are by `_id`: the process's is its
- * natural key, the account's is derived from it.
+ * marking the process imported) is 404 `account_not_found`.
  */
 export async function findAccount(
   models: Models,
   supplierCode: string,
   externalAccountNumber: string,
-): Promise<AccountDoc> {
-  const process = await models.AccountImportProcess.findById(
-    processKey(supplierCode, externalAccountNumber),
-    { krakenAccountNumber: 1 },
-  ).lean();
-  const account = process?.krakenAccountNumber
-    ? await models.Account.findById(accountIdFor(process._id))
-    : null;
+): Promise<AccountRow> {
+  const key = processKey(supplierCode, externalAccountNumber);
+  const process = await findProcess(models, key);
+  const account = process?.krakenAccountNumber ? await findStoredAccount(models, accountIdFor(key)) : null;
   if (!account) throw new ApiError('account_not_found');
   return account;
 }

@@ -12,13 +12,10 @@ import {
 } from '../domain/validation/index.js';
 import { sortErrors } from '../domain/validation/field-error.js';
 import type { Config } from '../config.js';
-import { regionNames } from '../domain/region/index.js';
+import { DEFAULT_REGION, isRegionName } from '../domain/region/index.js';
 import type { ValidationPool } from '../validation-pool/pool.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
-
-/** The validation profile of a body without a (known) supplier. */
-export const DEFAULT_REGION = 'ES';
 
 /** CATALOGUE_EXTRA restricted to the catalogue's names: what a deployment adds to the defaults. */
 export function catalogueExtra(config: Config): Partial<Record<CatalogueName, string[]>> {
@@ -27,11 +24,16 @@ export function catalogueExtra(config: Config): Partial<Record<CatalogueName, st
 
 const catalogues = new WeakMap<FastifyInstance, Catalogue>();
 
-/** The deployment's enumeration catalogue: defaults plus CATALOGUE_EXTRA, built once per app. */
-function catalogueFor(app: FastifyInstance): Catalogue {
+/**
+ * The deployment's enumeration catalogue, built once per app: defaults plus CATALOGUE_EXTRA, and the payment
+ * vendors PAYMENT_VENDORS enables.
+ */
+export function catalogueFor(app: FastifyInstance): Catalogue {
   let catalogue = catalogues.get(app);
   if (!catalogue) {
-    catalogue = buildCatalogue(catalogueExtra(app.config));
+    catalogue = buildCatalogue(catalogueExtra(app.config), {
+      payment_instruction_vendor: app.config.PAYMENT_VENDORS,
+    });
     catalogues.set(app, catalogue);
   }
   return catalogue;
@@ -114,7 +116,7 @@ export async function validateAccountOnPool(
   const supplier = await request.tenant.findSupplier(outcome.importSupplier);
   const region = supplier?.region ?? DEFAULT_REGION;
   if (region !== hint) {
-    if (regionNames.includes(region)) regionHints.set(app, region);
+    if (isRegionName(region)) regionHints.set(app, region);
     outcome = await run(region);
   }
   if (outcome.kind === 'invalid' || !supplier)

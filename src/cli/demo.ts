@@ -2,8 +2,11 @@ import type { Operations } from '../admin/operations.js';
 
 export const DEMO = { organisation: 'Demo Energy', supplier: 'DEMO', team: 'Migrations' } as const;
 
-/** Idempotent demo data. API keys are only ever shown at creation, so each run mints a fresh one. */
-export async function seedDemo(ops: Operations, baseUrl: string) {
+/**
+ * Idempotent demo data. API keys are only ever shown at creation, so each run mints a fresh one. The answer
+ * names the payment vendors the deployment enables (PAYMENT_VENDORS; `up.sh` adds SIMULATED for demos).
+ */
+export async function seedDemo(ops: Operations, baseUrl: string, paymentVendors: readonly string[]) {
   await ops.ensureOrganisation(DEMO.organisation);
   try {
     await ops.showSupplier(DEMO.supplier);
@@ -18,6 +21,10 @@ export async function seedDemo(ops: Operations, baseUrl: string) {
     import_supplier: DEMO.supplier,
     operations_team: DEMO.team,
     api_key: key.api_key,
+    payment_vendors: paymentVendors,
+    ...(paymentVendors.includes('SIMULATED') && {
+      simulated_payment_references: 'sim_ok… exists, sim_flaky… fails twice then exists, sim_down… is down',
+    }),
     get_token: `curl -s ${baseUrl}/v1/graphql/ -H 'Content-Type: application/json' -d '{"query": "${query}"}'`,
   };
 }

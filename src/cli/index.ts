@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../infra/mongo.js';
 import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
+import { DEFAULT_REGION, regionNames } from '../domain/region/index.js';
 import { seedDemo } from './demo.js';
 
 /**
@@ -11,10 +12,10 @@ import { seedDemo } from './demo.js';
  * stderr and a non-zero exit code.
  */
 let db: Database | undefined;
-async function withOps<T>(fn: (ops: Operations) => Promise<T>): Promise<void> {
+async function withOps<T>(fn: (ops: Operations, config: Config) => Promise<T>): Promise<void> {
   const config = loadConfig();
   db = await openDatabase(config.MONGO_URL);
-  const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET));
+  const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET), config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }
 
@@ -48,7 +49,9 @@ supplier
   .option('--document-root <path>', 'root of document paths in object storage', '')
   .option('--document-bucket <bucket>', 'bucket (default: DOCUMENT_BUCKET)')
   .option('--send-migration-email', 'e-mail the account holder when an account is created', false)
-  .option('--region <region>', 'validation profile', 'ES')
+  .addOption(
+    new Option('--region <region>', 'validation profile').choices(regionNames).default(DEFAULT_REGION),
+  )
   .action(
     (
       code: string,
@@ -96,7 +99,9 @@ program
     'create (idempotently) a demo organisation, supplier DEMO and team Migrations, with a new API key',
   )
   .option('--base-url <url>', 'where the API listens, for the printed curl', 'http://127.0.0.1:3000')
-  .action((o: { baseUrl: string }) => withOps((ops) => seedDemo(ops, o.baseUrl)));
+  .action((o: { baseUrl: string }) =>
+    withOps((ops, config) => seedDemo(ops, o.baseUrl, config.PAYMENT_VENDORS)),
+  );
 
 try {
   await program.parseAsync(process.argv);

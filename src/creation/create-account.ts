@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import type { Model } from 'mongoose';
 import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import {
@@ -12,7 +10,6 @@ import {
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
 import { loadStagedPayload, payloadHash } from './staging.js';
-import { retryTransient } from '../storage/transient.js';
 import {
   accountFields,
   buildJournalOpening,
@@ -20,9 +17,10 @@ import {
   type RawPayload,
   type RecordContext,
 } from './records.js';
-import { storageFor } from '../storage/index.js';
 import { derivedId } from '../models/record-ids.js';
-import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
+import { findAccount, insertAccount, insertMissing, type AccountRow } from '../storage/accounts.js';
+import { findProcess, markImported, recordCreationRefusal } from '../storage/import-processes.js';
+import { storageFor } from '../storage/index.js';
 import { creationLookups } from './lookups.js';
 
 /**
@@ -31,7 +29,7 @@ import { creationLookups } from './lookups.js';
  * the account is unique per import process, child records have ids derived from their natural keys
  * (inserts of existing ones are duplicate-key no-ops), and the process is marked imported last.
  * Business outcomes are returned; only real failures (database down, bugs) throw.
- * Processes, payloads and accounts are read by `_id` only (cheap on FerretDB's SQLite backend, see `processKey`).
+ * Every database access goes through the repositories in `src/storage/`.
  */
 
 export type CreationInput = {
@@ -91,19 +89,6 @@ export function accountIdFor(processId: string): Types.ObjectId {
   return derivedId(processId, 'account');
 }
 
-/** `A-` and 8 characters of 0-9A-F. */
-export function newAccountNumber(): string {
-  return `A-${randomBytes(4).toString('hex').toUpperCase()}`;
-}
-
-/** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
-async function insertMissing(model: Model<any>, docs: object[], now: Date): Promise<void> {
-  if (docs.length === 0) return;
-  const complete = docs.map((doc) => completeDocument(model, doc, now));
-  await retryTransient(() => batchedInsert(model, complete));
-}
-
 const refuse = (code: CreationRefusal, detail?: string): CreationOutcome => ({
   ok: false,
   code,
@@ -126,19 +111,7 @@ async function recordInvalid(
   errors: readonly RefusedField[],
 ): Promise<CreationOutcome> {
   const outcome = invalid(errors);
-  await retryTransient(() =>
-    models.AccountImportProcess.updateOne(
-      { _id: processId },
-      {
-        $set: {
-          creationRefusal: JSON.stringify({
-            code: 'account_failed_validation',
-            errors: outcome.ok ? [] : outcome.errors,
-          }),
-        },
-      },
-    ),
-  );
+  await recordCreationRefusal(models, processId, { code: outcome.code, errors: outcome.errors });
   return outcome;
 }
 
@@ -149,16 +122,14 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   // worker's (an operator may mark a process skipped that was never staged). The payload is read alongside
   // (both by `_id`): wasted only on a refusal.
   const [process, staged] = await Promise.all([
-    models.AccountImportProcess.findById(input.processId).lean(),
+    findProcess(models, input.processId),
     loadStagedPayload(models, input.processId),
   ]);
   if (!process) return refuse('import_process_does_not_exist');
   if (process.krakenAccountNumber) {
     // The same job retried after it had finished its writes: the same success again.
     if (!input.dryRun && process.creationJobId === input.jobId) {
-      const account = await models.Account.findById(accountIdFor(process._id))
-        .select({ _id: 1, migrationEmailStatus: 1 })
-        .lean();
+      const account = await findAccount(models, accountIdFor(process._id));
       if (account) {
         return {
           ok: true,
@@ -238,7 +209,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
         },
         deps.clock(),
       )
-    : await models.Account.findById(accountId).lean();
+    : await findAccount(models, accountId);
   if (!account) return recordInvalid(models, process._id, validated.ok ? [] : validated.errors);
   const original = await originalPayload(models, process._id, account, sourceHash);
   if (original !== null) {
@@ -254,18 +225,11 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
   // and so its number and creation time, is the one account of this process, so every retry writes the same.
   // The job id lets a retry of this same job answer success again (see the top), any other "already imported".
-  await retryTransient(() =>
-    models.AccountImportProcess.updateOne(
-      { _id: process._id },
-      {
-        $set: {
-          krakenAccountNumber: account.number,
-          accountCreatedAt: account.createdAt ?? deps.clock(),
-          creationJobId: input.jobId,
-        },
-      },
-    ),
-  );
+  await markImported(models, process._id, {
+    krakenAccountNumber: account.number,
+    accountCreatedAt: account.createdAt ?? deps.clock(),
+    creationJobId: input.jobId,
+  });
   return {
     ok: true,
     kraken_account_number: account.number,
@@ -288,18 +252,6 @@ async function writeRecords(
   ]);
 }
 
-type NewAccount = Record<string, unknown> & { _id: Types.ObjectId };
-
-/** The fields of an account that creation reads back. */
-type AccountRow = {
-  _id: Types.ObjectId;
-  number: string;
-  createdAt?: Date | null;
-  sourcePayload?: string | null;
-  sourceHash?: string | null;
-  migrationEmailStatus?: string | null;
-};
-
 /**
  * The payload an interrupted creation started from, when the staged payload has been replaced since (null
  * when it is the one staged now). Accounts created before payload hashes kept the payload itself.
@@ -315,17 +267,4 @@ async function originalPayload(
   const archived = await loadStagedPayload(models, processId, account.sourceHash);
   if (archived === null) throw new Error(`payload ${account.sourceHash} of process ${processId} is missing`);
   return archived;
-}
-
-/** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
-async function insertAccount(models: Database['models'], fields: NewAccount, now: Date): Promise<AccountRow> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const doc = completeDocument(models.Account, { ...fields, number: newAccountNumber() }, now);
-    const [outcome] = await retryTransient(() => batchedInsert(models.Account, [doc]));
-    if (outcome === 'inserted') return doc as unknown as AccountRow;
-    // Either another attempt of this creation inserted the account first, or the number was taken.
-    const winner = await models.Account.findById(fields._id).lean();
-    if (winner) return winner;
-  }
-  throw new Error('could not allocate a unique account number');
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
-import { retryTransient } from '../storage/transient.js';
+import { recordCreationJob } from '../storage/import-processes.js';
 import { jobId } from '../workers/catalog.js';
 import type { CreationOutcome } from './create-account.js';
 import { CreationSlots, slotMember, type SlotSettings } from './slots.js';
@@ -135,9 +135,7 @@ export class CreateRequests {
     }
     if (settled.timedOut || settled.result === undefined) {
       // The slot lapses once nobody renews it: from then on the status endpoint finds the queued job by this id.
-      await retryTransient(() =>
-        this.models.AccountImportProcess.updateOne({ _id: processId }, { $set: { creationJobId: job.id } }),
-      );
+      await recordCreationJob(this.models, processId, job.id);
       return { status: 'pending' };
     }
     return { status: 'answered', outcome: settled.result };

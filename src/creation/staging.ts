@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
-import { stagedPayloadModel } from '../models/staged-payload.js';
-import { retryTransient } from '../storage/transient.js';
-import { isDuplicateKey } from '../infra/mongo.js';
-import { batchedInsert, completeDocument } from '../storage/insert-batcher.js';
+import { findProcess, storeStagedPayload } from '../storage/import-processes.js';
+
+export { loadStagedPayload, payloadHash } from '../storage/import-processes.js';
 
 export type StageOutcome =
   | { status: 'created' | 'updated' }
@@ -21,122 +19,16 @@ type StageInput = {
   now: Date;
 };
 
-/** The identity of a payload's exact text: what an account records of the payload it was created from. */
-export function payloadHash(payload: string): string {
-  return createHash('sha256').update(payload).digest('hex');
-}
-
 /**
- * The staged payload of a process (serialized JSON), or null when nothing is staged. With `hash`, that
- * version of it: the current one if it still is, else the archived copy kept when it was replaced.
- */
-export async function loadStagedPayload(models: Models, key: string, hash?: string): Promise<string | null> {
-  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
-  if (hash !== undefined) {
-    const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
-    if (archived) return archived.payload;
-    const current = await payloads.findById(key).select({ payload: 1 }).lean();
-    return current && payloadHash(current.payload) === hash ? current.payload : null;
-  }
-  const doc = await payloads.findById(key).select({ payload: 1 }).lean();
-  return doc?.payload ?? null;
-}
-
-/** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */
-const archiveKey = (key: string, hash: string) => `${key}#${hash}`;
-
-/**
- * Stores or replaces the staged payload. Every read and write is by `_id` (the natural key), the only kind
- * FerretDB's SQLite backend answers without reading the whole collection. The refusals are a read before
- * the writes: a stage racing the final step of a create may still store its payload after the account
- * exists, which changes nothing (the account keeps the payload it was made from; an imported process is
- * never created from again). The payload goes first, so a process only ever counts as staged with its payload
- * stored. A first stage (no process yet, the common case in a migration) is two inserts, sent together with
- * other requests' inserts (`batchedInsert`); the `_id`s make concurrent first stages converge on one process
- * (the loser of the insert race gets a duplicate key and continues as an update).
+ * Stages an account: refused once it is imported or skipped, else its payload is stored or replaced. The
+ * refusals are a read before the writes: a stage racing the final step of a create may still store its
+ * payload after the account exists, which changes nothing (an imported process is never created from again,
+ * and an interrupted creation resumes from the payload it started from).
  */
 export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
-  const _id = processKey(input.importSupplier, input.externalAccountNumber);
-  const existing = await models.AccountImportProcess.findById(_id)
-    .select({ krakenAccountNumber: 1, skipped: 1 })
-    .lean();
+  const existing = await findProcess(models, processKey(input.importSupplier, input.externalAccountNumber));
   if (existing?.krakenAccountNumber)
     return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
   if (existing?.skipped) return { status: 'skipped' };
-
-  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
-  const payloadDoc = { _id, payload: input.payload, stagedAt: input.now };
-  const replacePayload = () =>
-    upsertById(() =>
-      payloads.updateOne(
-        { _id },
-        { $set: { payload: input.payload, stagedAt: input.now } },
-        { upsert: true },
-      ),
-    );
-  const markStaged = () =>
-    retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
-
-  if (existing) {
-    await archiveCurrent(payloads, _id, input.payload, input.now);
-    await replacePayload();
-    await markStaged();
-    return { status: 'updated' };
-  }
-  const [payloadOutcome] = await retryTransient(() =>
-    batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
-  );
-  if (payloadOutcome === 'duplicate') {
-    await archiveCurrent(payloads, _id, input.payload, input.now);
-    await replacePayload();
-  }
-  // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
-  const processDoc = completeDocument(
-    models.AccountImportProcess,
-    {
-      _id,
-      organisationId: input.organisationId,
-      importSupplier: input.importSupplier,
-      externalAccountNumber: input.externalAccountNumber,
-      stagedAt: input.now,
-    },
-    input.now,
-  );
-  const [processOutcome] = await retryTransient(() =>
-    batchedInsert(models.AccountImportProcess, [processDoc]),
-  );
-  if (processOutcome === 'inserted') return { status: 'created' };
-  await markStaged();
-  return { status: 'updated' };
-}
-
-/**
- * Before a staged payload is replaced, a copy is kept under its hash: a creation that started from it (and
- * was interrupted) must finish from the same payload. Re-staging is rare, so this read and insert are too.
- */
-async function archiveCurrent(
-  payloads: ReturnType<typeof stagedPayloadModel>,
-  key: string,
-  next: string,
-  now: Date,
-): Promise<void> {
-  const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1 }).lean();
-  if (!current || current.payload === next) return;
-  const doc = {
-    _id: archiveKey(key, payloadHash(current.payload)),
-    payload: current.payload,
-    stagedAt: current.stagedAt,
-  };
-  await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));
-}
-
-/** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */
-async function upsertById<T>(write: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await retryTransient(write);
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt >= 3) throw err;
-    }
-  }
+  return { status: await storeStagedPayload(models, input, existing !== null) };
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import { workerConnection } from './redis.js';
+import { logConnectionErrors, workerConnection } from './redis.js';
 
 /**
  * Early delivery of job results. A worker publishes a job's result on its own connection just before BullMQ
@@ -35,12 +35,12 @@ export class JobResults extends EventEmitter {
   /** Settles once subscribed (or the first attempt failed; ioredis keeps trying). */
   readonly ready: Promise<void>;
 
-  constructor(url: string, prefix: string) {
+  constructor(url: string, prefix: string, log: Parameters<typeof logConnectionErrors>[1]) {
     super();
     // Many waits at once, each on its own event name: no per-name listener limit is reached.
     this.setMaxListeners(0);
     this.subscriber = workerConnection(url);
-    this.subscriber.on('error', () => undefined);
+    logConnectionErrors(this.subscriber, log, 'job-results');
     // Queued until connected; ioredis subscribes again after every reconnect.
     this.ready = this.subscriber.subscribe(resultsChannel(prefix)).then(
       () => undefined,

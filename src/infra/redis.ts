@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
 
 /**
  * A producer-side connection: commands fail at once while Redis is down (no offline queue), so requests
@@ -23,5 +24,26 @@ export function workerConnection(url: string): Redis {
   return new Redis(url, {
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
+  });
+}
+
+type ConnectionLog = Pick<Logger, 'warn' | 'info'>;
+
+/**
+ * Logs a connection's failures once per outage: the first error after it was last ready (ioredis retries
+ * every second or so and would repeat it), and its return. Only the error's message and code: the URL,
+ * which may hold a password, is never logged.
+ */
+export function logConnectionErrors(connection: Redis, log: ConnectionLog, name: string): void {
+  let failing = false;
+  connection.on('error', (err: Error & { code?: string }) => {
+    if (failing) return;
+    failing = true;
+    log.warn({ connection: name, err: err.message, code: err.code }, 'redis connection error');
+  });
+  connection.on('ready', () => {
+    if (!failing) return;
+    failing = false;
+    log.info({ connection: name }, 'redis connection restored');
   });
 }

@@ -1,20 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
-import { formatDateTime } from '../api/routes/data-import/import-status.js';
 import { noteDedupKey } from '../models/note.js';
 import type { Models } from '../models/index.js';
-import type { ImportNote } from '../schemas/post-import.js';
+import type { ImportNote, NoteResult } from '../schemas/post-import.js';
+import { formatUtcDatetime } from '../schemas/primitives.js';
 import { noteIdFor } from '../models/record-ids.js';
 import { insertIgnoringDuplicates } from '../storage/inserts.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
-
-export type NoteResult = {
-  created_at: string;
-  body?: string;
-  status: typeof NOTE_CREATION_SUCCESS | typeof NOTE_ALREADY_EXISTS;
-};
 
 /**
  * Imports notes. A note is new unless the account has one with the same content and, when `created_at` is
@@ -86,10 +80,14 @@ export async function importNotes(
     const created = insertedIndexes.has(i);
     const at =
       created || p.note.created_at ? p.createdAt : (existingByContent.get(p.contentHash) ?? p.createdAt);
+    const { body, document_paths, is_pinned, unpin_at } = p.note;
     return {
-      created_at: formatDateTime(at),
-      body: p.note.body,
+      created_at: formatUtcDatetime(at),
+      body: body ?? '',
       status: created ? NOTE_CREATION_SUCCESS : NOTE_ALREADY_EXISTS,
+      ...(document_paths !== undefined && { document_paths }),
+      ...(is_pinned !== undefined && { is_pinned }),
+      ...(unpin_at !== undefined && { unpin_at }),
     };
   });
 }

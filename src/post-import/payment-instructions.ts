@@ -11,7 +11,6 @@ export type VerifyOutcome =
   | {
       ok: false;
       code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable';
-      detail?: string;
     };
 
 export async function activeInstruction(models: Models, accountId: Types.ObjectId) {

@@ -32,13 +32,23 @@ export const customerSchema = z.strictObject({
   landline: text(32).optional(),
 });
 
-/** A note inside the account payload: its body is its whole content and its date is historical. */
-export const accountNoteSchema = z.strictObject({
-  body: text(LONG_TEXT),
+/** A note without content is refused as a whole (`notes.<i>`), in the account payload and the note import. */
+export const noteContentRequired = {
+  message: 'A note needs a body or document_paths.',
+  params: { code: 'note_body_or_document_path_not_found' },
+} as const;
+
+export const noteFields = {
+  body: text(LONG_TEXT).optional(),
   created_at: isoDatetime,
   is_pinned: z.boolean().optional(),
   unpin_at: isoDatetime.optional(),
-});
+};
+
+/** A note inside the account payload: its body is its whole content and its date is historical. */
+export const accountNoteSchema = z
+  .strictObject(noteFields)
+  .refine((note): note is typeof note & { body: string } => note.body !== undefined, noteContentRequired);
 
 export const ledgerSchema = z.strictObject({
   ledger_code: text(64),

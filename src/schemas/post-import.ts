@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { accountNoteSchema } from './account.js';
+import { noteContentRequired, noteFields } from './account.js';
 import {
   BILLING_DOCUMENT_TYPES,
   choice,
@@ -8,7 +8,6 @@ import {
   integer,
   isoDate,
   isoDatetime,
-  LONG_TEXT,
   PATH_TEXT,
   text,
 } from './primitives.js';
@@ -35,12 +34,28 @@ export const POST_IMPORT_LIMITS = {
 
 export const documentPathSchema = z.strictObject({ document_path: text(PATH_TEXT) });
 
-/** A note of the note import: body or document paths (checked as a rule), `created_at` defaults to now. */
-export const importNoteSchema = z.strictObject({
-  ...accountNoteSchema.shape,
-  body: text(LONG_TEXT).optional(),
-  document_paths: z.array(documentPathSchema).min(1).max(POST_IMPORT_LIMITS.document_paths).optional(),
-  created_at: isoDatetime.optional(),
+/** A note of the note import: body or document paths, `created_at` defaults to now. */
+export const importNoteSchema = z
+  .strictObject({
+    ...noteFields,
+    document_paths: z.array(documentPathSchema).min(1).max(POST_IMPORT_LIMITS.document_paths).optional(),
+    created_at: isoDatetime.optional(),
+  })
+  .refine((note) => note.body !== undefined || note.document_paths !== undefined, noteContentRequired);
+
+export const NOTE_STATUSES = ['NOTE_CREATION_SUCCESS', 'NOTE_ALREADY_EXISTS'] as const;
+
+/**
+ * One item of the note import's answer: `body` is always there ("" for a note of documents only), and the
+ * note's document paths, pin and unpin date are echoed when it gave them.
+ */
+export const noteResultSchema = z.object({
+  created_at: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
+  body: z.string(),
+  status: z.enum(NOTE_STATUSES),
+  document_paths: z.array(z.object({ document_path: z.string() })).optional(),
+  is_pinned: z.boolean().optional(),
+  unpin_at: z.string().optional(),
 });
 
 export const notesImportSchema = z.strictObject({
@@ -111,6 +126,7 @@ export const createAccountRequestSchema = z.strictObject({
 
 export type ImportNote = z.output<typeof importNoteSchema>;
 export type NotesImport = z.output<typeof notesImportSchema>;
+export type NoteResult = z.output<typeof noteResultSchema>;
 export type TransactionsImport = z.output<typeof transactionsImportSchema>;
 export type HistoricalBillingDocument = z.output<typeof historicalBillingDocumentSchema>;
 export type BillingDocumentsImport = z.output<typeof billingDocumentsImportSchema>;

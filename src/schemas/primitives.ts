@@ -54,6 +54,11 @@ export function isUtcDatetime(value: string): boolean {
   return h >= 0 && h <= 23 && m >= 0 && m <= 59 && sec >= 0 && sec <= 59;
 }
 
+/** A moment as YYYY-MM-DDTHH:MM:SSZ, the form `isUtcDatetime` accepts (milliseconds dropped). */
+export function formatUtcDatetime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 export const isoDate = z
   .string()
   .refine(isCalendarDate, {

@@ -1,6 +1,7 @@
-import { DelayedError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { createAccount, type CreationOutcome } from '../creation/create-account.js';
 import { CreationSlots } from '../creation/slots.js';
+import { UnknownRegionError } from '../domain/region/index.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
 
@@ -59,8 +60,11 @@ export async function createAccountJob(
     return outcome;
   } catch (err) {
     if (err instanceof DelayedError) throw err;
+    // The supplier's region has no validation profile: configuration, which no retry mends.
+    const hopeless = err instanceof UnknownRegionError || err instanceof UnrecoverableError;
     // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
-    if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
     stop();

@@ -1,10 +1,10 @@
-import { Queue, Worker, type Job, type Processor } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import { publishResult } from '../infra/job-results.js';
-import { producerConnection, workerConnection } from '../infra/redis.js';
+import { logConnectionErrors, producerConnection, workerConnection } from '../infra/redis.js';
 import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
@@ -18,7 +18,7 @@ export function startWorkers(
 ): RunningWorkers {
   const { config, db, log } = deps;
   const producer = producerConnection(config.REDIS_URL);
-  producer.on('error', () => undefined);
+  logConnectionErrors(producer, log, 'worker-producer');
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
   );
@@ -37,9 +37,16 @@ export function startWorkers(
     const connection = workerConnection(config.REDIS_URL);
     connections.push(connection);
     const dispatch: Processor = async (job: Job) => {
-      const spec = jobCatalog[job.name as JobName];
-      if (!spec || spec.queue !== queueName) throw new Error(`unknown job ${job.name} on ${queueName}`);
-      const data = spec.data.parse(job.data);
+      // A job this code cannot run never becomes runnable by retrying it.
+      const spec = Object.hasOwn(jobCatalog, job.name) ? jobCatalog[job.name as JobName] : undefined;
+      if (!spec || spec.queue !== queueName)
+        throw new UnrecoverableError(`unknown job ${job.name} on ${queueName}`);
+      const parsed = spec.data.safeParse(job.data);
+      if (!parsed.success)
+        throw new UnrecoverableError(
+          `invalid data for ${job.name}: ${parsed.error.issues.map((i) => i.path.join('.') || 'data').join(', ')}`,
+        );
+      const data = parsed.data;
       const jobLog = log.child({
         queue: queueName,
         job_id: job.id,

@@ -1,5 +1,5 @@
+import { UnrecoverableError, type Job } from 'bullmq';
 import { accountNested } from '../models/account.js';
-import type { Job } from 'bullmq';
 import { accountHolderEmail } from '../creation/records.js';
 import { migrationEmail, sendMail } from '../creation/email.js';
 import type { JobData } from './catalog.js';
@@ -81,8 +81,21 @@ export async function sendMigrationEmailJob(
   } catch (err) {
     await EmailDelivery.deleteOne({ _id: String(data.accountId) });
     await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'pending' } });
-    throw err;
+    throw smtpFailure(err);
   }
   ctx.log.info({ account_number: claimed.number }, 'migration e-mail sent');
   return finish('sent');
+}
+
+/**
+ * The job's error for a failed send, without the server's text (it may quote the address). An SMTP 5xx
+ * answer (credentials refused, recipient rejected) is permanent: the job fails at once, and an operator can
+ * retry it from the dashboard once the cause is fixed. Anything else (connection, 4xx) is retried.
+ */
+function smtpFailure(err: unknown): Error {
+  const { code, responseCode } = err as { code?: unknown; responseCode?: unknown };
+  const what = `SMTP failure${typeof code === 'string' ? ` ${code}` : ''}${typeof responseCode === 'number' ? ` ${responseCode}` : ''}`;
+  return typeof responseCode === 'number' && responseCode >= 500
+    ? new UnrecoverableError(`${what} (permanent)`)
+    : new Error(what);
 }

@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import { checkActive, recordInstruction, type VerifyOutcome } from '../post-import/payment-instructions.js';
@@ -46,13 +46,12 @@ export async function verifyPaymentInstructionJob(
   const existing = await checkActive(ctx.db.models, accountId, wanted);
   if (existing) return existing;
 
+  // The API accepts only enabled vendors, so this worker's PAYMENT_VENDORS differs from the API's.
   const vendor = vendorsFor(ctx).get(data.vendor);
   if (!vendor)
-    return {
-      ok: false,
-      code: 'vendor_instruction_not_found',
-      detail: `Unknown payment vendor ${data.vendor}.`,
-    };
+    throw new UnrecoverableError(
+      `payment vendor ${data.vendor} is not enabled on this worker (PAYMENT_VENDORS)`,
+    );
 
   const deadline = verificationDeadline(job.timestamp, ctx.config.PAYMENT_VERIFICATION_WAIT_MS);
   for (let attempt = 0; ; attempt++) {

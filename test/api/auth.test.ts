@@ -28,6 +28,14 @@ describe('token flow', () => {
     expect((await get(out.token)).statusCode).toBe(200);
   });
 
+  it('accepts the Bearer scheme like Token, in any case', async () => {
+    const token = (await graphqlToken(t.app, { APIKey: apiKey })).body.data!.obtainKrakenToken.token;
+    expect((await get(`Bearer ${token}`)).statusCode).toBe(200);
+    expect((await get(`bearer  ${token}`)).statusCode).toBe(200);
+    expect((await get(`Basic ${token}`)).json().code).toBe('not_authenticated');
+    expect((await get(`Bearer ${token}x`)).json().code).toBe('invalid_token');
+  });
+
   it('serves the obtainToken alias too', async () => {
     const res = await t.app.inject({
       method: 'POST',

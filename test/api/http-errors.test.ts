@@ -63,6 +63,73 @@ describe('request errors', () => {
     });
   });
 
+  it('answers any non-JSON media type with 415 on every JSON route, before reading the body', async () => {
+    const openapi = (await t.app.inject({ url: '/docs/json' })).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const posts = Object.entries(openapi.paths)
+      .filter(([, ops]) => 'post' in ops)
+      .map(([path]) => path);
+    expect(posts).toContain('/v1/data-import/notes/create/');
+    for (const path of posts) {
+      for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded']) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: path,
+          headers: { ...headers, 'content-type': type },
+          payload: JSON.stringify({ import_supplier: 'ERR' }),
+        });
+        expect({ path, type, status: res.statusCode, body: res.json() }).toEqual({
+          path,
+          type,
+          status: 415,
+          body: { detail: 'Send the body as application/json.', code: 'unsupported_media_type' },
+        });
+      }
+    }
+  });
+
+  it('answers a wrong method on an existing path with 405 and an Allow header', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['GET', '/v1/data-import/validate-account/', 'POST'],
+      ['DELETE', '/v1/data-import/notes/create', 'POST'],
+      ['POST', '/v1/data-import/account-transfer-status/ERR/EXT-1/', 'GET, HEAD'],
+      ['PUT', '/v1/data-import/all-account-import-processes/ERR/?limit=2', 'GET, HEAD'],
+      ['PATCH', '/v1/graphql/', 'GET, HEAD, POST'],
+      ['POST', '/healthz', 'GET, HEAD'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const res = await t.app.inject({ method: method as 'GET', url, headers });
+      expect({ url, status: res.statusCode, allow: res.headers.allow, body: res.json() }).toEqual({
+        url,
+        status: 405,
+        allow,
+        body: { detail: 'Method not allowed.', code: 'method_not_allowed' },
+      });
+    }
+    // A path that exists under no method stays 404, without an Allow header.
+    const missing = await t.app.inject({ method: 'DELETE', url: '/v1/data-import/nothing/', headers });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers.allow).toBeUndefined();
+  });
+
+  it('answers GraphQL over GET, and a GET without a query as a GraphQL error, never an internal message', async () => {
+    const ping = await t.app.inject({ method: 'GET', url: '/v1/graphql/?query=%7Bping%7D' });
+    expect(ping.json()).toEqual({ data: { ping: 'pong' } });
+    const res = await t.app.inject({ method: 'GET', url: '/v1/graphql/' });
+    expect(res.body).not.toMatch(/Cannot read|undefined|stack/i);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ data: null, errors: [{ message: 'Unknown query' }] });
+    // The token endpoint keeps GraphQL's own error shape for a body that is not JSON.
+    const plain = await t.app.inject({
+      method: 'POST',
+      url: '/v1/graphql/',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{"query": "{ ping }"}',
+    });
+    expect(plain.statusCode).toBe(415);
+  });
+
   it('answers a body over the limit with 413', async () => {
     const res = await t.app.inject({
       method: 'POST',

@@ -14,12 +14,21 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 async function admin(...args: string[]): Promise<{ code: number; out: any; err: string }> {
+  return adminWith({}, ...args);
+}
+
+async function adminWith(
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; out: any; err: string }> {
   const env = {
     ...process.env,
     MONGO_URL: t.config.MONGO_URL,
     JWT_SECRET: t.config.JWT_SECRET,
     API_KEY_HASH_SECRET: t.config.API_KEY_HASH_SECRET,
     LOG_LEVEL: 'silent',
+    PAYMENT_VENDORS: '',
+    ...extraEnv,
   };
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', cli, ...args], { env });
@@ -108,6 +117,20 @@ describe('import-admin', () => {
     ).not.toBe(0);
   });
 
+  it('creates a supplier only with a region that has a validation profile', async () => {
+    await admin('org', 'create', 'Region Org');
+    const unknown = await admin('supplier', 'create', 'SUP_XX', '--org', 'Region Org', '--region', 'XX');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('Allowed choices are ES');
+    expect(await t.app.db.models.ImportSupplier.countDocuments({ code: 'SUP_XX' })).toBe(0);
+    // The operations behind the CLI (also used by the demo seed) refuse it too.
+    await expect(t.ops.createSupplier('SUP_XX', 'Region Org', { region: 'es' })).rejects.toThrow(
+      'region "es" must be one of ES',
+    );
+    const es = await admin('supplier', 'create', 'SUP_ES', '--org', 'Region Org', '--region', 'ES');
+    expect(es.out.region).toBe('ES');
+  });
+
   it('creates teams once', async () => {
     const team = await admin('team', 'create', 'Migrations Squad');
     expect(team.out).toEqual({ team: { id: expect.any(String), name: 'Migrations Squad' } });
@@ -140,6 +163,12 @@ describe('import-admin', () => {
     expect(await t.app.db.models.OperationsTeam.countDocuments({ name: 'Migrations' })).toBe(1);
     expect(await t.app.db.models.Organisation.countDocuments({ name: 'Demo Energy' })).toBe(1);
     expect(second.out.get_token).toContain('obtainKrakenToken');
+    // The payment vendors in force: Stripe only unless SIMULATED is enabled, as up.sh does.
+    expect(first.out.payment_vendors).toEqual(['STRIPE']);
+    expect(first.out.simulated_payment_references).toBeUndefined();
+    const withSimulated = await adminWith({ PAYMENT_VENDORS: 'STRIPE,SIMULATED' }, 'demo');
+    expect(withSimulated.out.payment_vendors).toEqual(['STRIPE', 'SIMULATED']);
+    expect(withSimulated.out.simulated_payment_references).toContain('sim_ok');
     const token = await graphqlToken(t.app, { APIKey: first.out.api_key });
     expect(token.body.data?.obtainKrakenToken.token).toEqual(expect.any(String));
   });

@@ -136,12 +136,18 @@ export function expectedCounts() {
 export type ReceivedMail = { from: string; to: string[]; raw: string };
 
 /** A real SMTP server on a free port that keeps every message it accepts. */
-export async function startSmtpServer() {
+/** A real SMTP server; with `refuseRecipients` it answers every recipient with a permanent 550. */
+export async function startSmtpServer(options: { refuseRecipients?: boolean } = {}) {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    onRcptTo(_address, _session, callback) {
+      if (!options.refuseRecipients) return callback();
+      const refused = Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 });
+      callback(refused);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

@@ -95,7 +95,7 @@ export function validStatementsImport() {
 }
 
 export function validPaymentInstruction() {
-  return { ...account, vendor: 'SIMULATED', reference: 'sim_ok_12345', type: 'CARD' };
+  return { ...account, vendor: 'STRIPE', reference: 'pm_12345', type: 'CARD' };
 }
 
 export function validCreateAccountRequest() {

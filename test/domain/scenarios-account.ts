@@ -194,6 +194,7 @@ export const accountRuleScenarios: Scenario[] = [
     'unpin at creation',
     set('notes.0.unpin_at', '2024-03-01T10:00:00Z'),
   ),
+  a('note_body_or_document_path_not_found', 'notes.1', 'note without a body', del('notes.1.body')),
   a(
     'unpin_at_without_pin',
     'notes.1.unpin_at',

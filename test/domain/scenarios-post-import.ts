@@ -15,7 +15,7 @@ export const postImportScenarios: Scenario[] = [
   scenario(
     'notes',
     'note_body_or_document_path_not_found',
-    'notes.0.body',
+    'notes.0',
     'empty note',
     set('notes.0', { created_at: '2025-06-01T09:15:00Z' }),
   ),

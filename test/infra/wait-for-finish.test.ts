@@ -1,4 +1,5 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { JobResults, publishResult } from '../../src/infra/job-results.js';
@@ -106,7 +107,7 @@ describe('waitForFinish', () => {
 
   it('answers from a result the worker published, before (here: without) the queue finishing the job', async () => {
     const { config, queue, events } = await setup();
-    const results = new JobResults(config.REDIS_URL, config.QUEUE_PREFIX);
+    const results = new JobResults(config.REDIS_URL, config.QUEUE_PREFIX, pino({ level: 'silent' }));
     cleanups.push(() => results.close());
     await results.ready;
     const pending = new Set<() => void>();

@@ -40,7 +40,13 @@ describe('POST /v1/data-import/notes/create/', () => {
     expect(first.statusCode).toBe(201);
     expect(first.json()).toEqual([
       { created_at: '2025-06-01T09:15:00Z', body: 'Welcome call done.', status: 'NOTE_CREATION_SUCCESS' },
-      { created_at: '2025-06-02T10:00:00Z', body: 'Pinned contract note.', status: 'NOTE_CREATION_SUCCESS' },
+      {
+        created_at: '2025-06-02T10:00:00Z',
+        body: 'Pinned contract note.',
+        status: 'NOTE_CREATION_SUCCESS',
+        is_pinned: true,
+        unpin_at: '2025-09-01T00:00:00Z',
+      },
     ]);
     const pinned = await env.t.app.db.models.Note.findOne({
       accountId,
@@ -83,15 +89,34 @@ describe('POST /v1/data-import/notes/create/', () => {
     expect(at).toBeLessThanOrEqual(Date.now());
   });
 
-  it('stores document paths as bucket/root/path from the supplier configuration', async () => {
+  it('stores document paths as bucket/root/path from the supplier configuration, and echoes them', async () => {
     const res = await env.post(
       'notes/create/',
       body([
         { document_paths: [{ document_path: 'notes/contract.pdf' }], created_at: '2025-06-03T00:00:00Z' },
+        {
+          document_paths: [{ document_path: 'notes/terms.pdf' }, { document_path: 'notes/annex.pdf' }],
+          is_pinned: false,
+        },
       ]),
     );
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual([{ created_at: '2025-06-03T00:00:00Z', status: 'NOTE_CREATION_SUCCESS' }]);
+    // Every item has created_at, body ("" without one) and status; paths and pins come back as given.
+    expect(res.json()).toEqual([
+      {
+        created_at: '2025-06-03T00:00:00Z',
+        body: '',
+        status: 'NOTE_CREATION_SUCCESS',
+        document_paths: [{ document_path: 'notes/contract.pdf' }],
+      },
+      {
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        body: '',
+        status: 'NOTE_CREATION_SUCCESS',
+        document_paths: [{ document_path: 'notes/terms.pdf' }, { document_path: 'notes/annex.pdf' }],
+        is_pinned: false,
+      },
+    ]);
     const stored = await env.t.app.db.models.Note.findOne({ accountId, body: null }).lean();
     const root = `migrations/${env.supplier.toLowerCase()}`;
     expect(stored?.documentPaths).toEqual([`${env.t.config.DOCUMENT_BUCKET}/${root}/notes/contract.pdf`]);
@@ -127,6 +152,21 @@ describe('POST /v1/data-import/notes/create/', () => {
       expect.arrayContaining(['notes.0.created_at', 'notes.1.unpin_at']),
     );
     expect((await notesOnAccount()).length).toBe(count);
+  });
+
+  it('refuses a note with neither body nor document paths as a whole, at notes.<i>', async () => {
+    const res = await env.post(
+      'notes/create/',
+      body([{ body: 'Fine.' }, { created_at: '2025-06-01T09:15:00Z', is_pinned: true }]),
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toEqual([
+      {
+        detail: 'A note needs a body or document_paths.',
+        code: 'note_body_or_document_path_not_found',
+        attr: 'notes.1',
+      },
+    ]);
   });
 
   it('answers 404 account_not_found for an unknown or only staged account', async () => {

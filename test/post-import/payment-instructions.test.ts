@@ -200,6 +200,55 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
   });
 });
 
+describe('a retry after a finished verification', () => {
+  it('asks the vendor again, and never answers the previous result when it cannot remove the old job', async () => {
+    const { external } = await freshAccount();
+    const first = await create(request(external, 'pm_missing_retry'));
+    expect(first.json().code).toBe('vendor_instruction_not_found');
+    const queue = env.t.app.queues.queue('payment-verification');
+    const job = (await queue.getJobs(['completed'])).find((j) => j.data.reference === 'pm_missing_retry')!;
+    // A lock on the finished job stops BullMQ from removing it.
+    const client = env.t.app.redis;
+    const lock = `${env.t.config.QUEUE_PREFIX}:payment-verification:${job.id}:lock`;
+    await client.set(lock, 'another-worker');
+    try {
+      const refused = await create(request(external, 'pm_missing_retry'));
+      expect(refused.statusCode).toBe(500);
+      expect(refused.json().code).toBe('internal_error');
+      expect(stripe.calls('pm_missing_retry')).toBe(1);
+    } finally {
+      await client.del(lock);
+    }
+    const again = await create(request(external, 'pm_missing_retry'));
+    expect(again.json().code).toBe('vendor_instruction_not_found');
+    expect(stripe.calls('pm_missing_retry')).toBe(2);
+  });
+});
+
+describe('payment vendors a deployment has not enabled', () => {
+  it('refuses SIMULATED as invalid_choice when PAYMENT_VENDORS does not list it', async () => {
+    const stripeOnly = await startPostImportEnv('payments_off', { PAYMENT_VENDORS: 'STRIPE' });
+    try {
+      await seedAccount(stripeOnly, 'EXT-OFF-1');
+      const res = await stripeOnly.post('payment-instruction/create/', {
+        import_supplier: stripeOnly.supplier,
+        external_account_number: 'EXT-OFF-1',
+        vendor: 'SIMULATED',
+        reference: 'sim_ok_1',
+        type: 'CARD',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({
+        code: 'request_failed_validation',
+        errors: [{ code: 'invalid_choice', attr: 'vendor' }],
+      });
+      expect(await stripeOnly.t.app.db.models.PaymentInstruction.countDocuments()).toBe(0);
+    } finally {
+      await stripeOnly.close();
+    }
+  });
+});
+
 describe('the SIMULATED vendor', () => {
   it('decides by reference prefix: sim_ok and sim_flaky exist, sim_down is 500, others 400', async () => {
     const expectations: [string, number][] = [

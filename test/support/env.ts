@@ -27,6 +27,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     OPERATOR_PASSWORD: 'operator-password-for-tests',
     // Tests change statuses and revoke keys and look at once; the cache has its own test.
     AUTH_CACHE_TTL_MS: '0',
+    // Off by default in a deployment; the tests use the simulated vendor.
+    PAYMENT_VENDORS: 'STRIPE,SIMULATED',
     ...Object.fromEntries(Object.entries(overrides).filter(([k]) => k !== 'TEST_LABEL')),
   });
 }

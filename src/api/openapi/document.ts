@@ -44,6 +44,7 @@ const standIns = fp(
       queue: offline,
       events: offline,
       enqueueAndWait: offline,
+      removeFinished: offline,
       close: async () => {},
     };
     app.decorate('queues', queues);

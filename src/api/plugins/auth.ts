@@ -16,12 +16,15 @@ declare module 'fastify' {
   }
 }
 
-/** `Authorization: Token <jwt>` or a bare `<jwt>`. Anything else is "not authenticated". */
+// `Token` is the interface's scheme; `Bearer` is what most HTTP clients send by default.
+const SCHEMES = new Set(['token', 'bearer']);
+
+/** `Authorization: Token <jwt>`, `Bearer <jwt>` or a bare `<jwt>`. Anything else is "not authenticated". */
 function extractToken(header: string | undefined): string | null {
   if (!header) return null;
   const parts = header.trim().split(/\s+/);
   if (parts.length === 1) return parts[0] ?? null;
-  if (parts.length === 2 && parts[0]?.toLowerCase() === 'token') return parts[1] ?? null;
+  if (parts.length === 2 && SCHEMES.has(parts[0]!.toLowerCase())) return parts[1] ?? null;
   return null;
 }
 

@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { withTimeout } from '../../infra/timeout.js';
 import { waitForFinish } from '../../infra/wait-for-finish.js';
 import { JobResults } from '../../infra/job-results.js';
-import { producerConnection, workerConnection } from '../../infra/redis.js';
+import { logConnectionErrors, producerConnection, workerConnection } from '../../infra/redis.js';
 import { ApiError } from '../errors.js';
 
 export type Queues = {
@@ -25,6 +25,11 @@ export type Queues = {
     data: JobData<N>,
     options: { jobId: string; waitMs: number },
   ): Promise<{ job: Job; result: R | undefined; timedOut: boolean }>;
+  /**
+   * Removes the job with this id if it has finished, so that adding the id again runs it again. Throws
+   * rather than leave a finished job in place, whose old result the next add would hand back.
+   */
+  removeFinished(name: QueueName, jobId: string): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -41,12 +46,16 @@ function isRedisDown(err: unknown): boolean {
   );
 }
 
+const redisUnavailable = () => new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+
+const isFinished = (state: string) => state === 'completed' || state === 'failed';
+
 /** The producers: one Queue and one QueueEvents per queue for the whole process, closed on shutdown. */
 export default fp(
   async (app) => {
     const { QUEUE_PREFIX: prefix, REDIS_URL: url } = app.config;
     const producer = producerConnection(url);
-    producer.on('error', () => undefined);
+    logConnectionErrors(producer, app.log, 'api-producer');
     const queues = new Map<QueueName, Queue>();
     const events = new Map<QueueName, QueueEvents>();
     for (const name of queueNames) {
@@ -55,14 +64,14 @@ export default fp(
       queues.set(name, queue);
     }
     const eventConnections: Redis[] = [];
-    const results = new JobResults(url, prefix);
+    const results = new JobResults(url, prefix, app.log);
     /** Waits in progress, ended on close. */
     const pending = new Set<() => void>();
     const eventsFor = (name: QueueName) => {
       let qe = events.get(name);
       if (!qe) {
         const connection = workerConnection(url);
-        connection.on('error', () => undefined);
+        logConnectionErrors(connection, app.log, `queue-events:${name}`);
         eventConnections.push(connection);
         qe = new QueueEvents(name, { connection, prefix });
         qe.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue events error'));
@@ -88,8 +97,7 @@ export default fp(
             .queue(spec.queue)
             .add(name, spec.data.parse(data), { ...spec.options, ...retention, jobId });
         } catch (err) {
-          if (isRedisDown(err))
-            throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+          if (isRedisDown(err)) throw redisUnavailable();
           throw err;
         }
         const result = await waitForFinish<R>(
@@ -101,6 +109,21 @@ export default fp(
           results,
         );
         return { job, ...result };
+      },
+      async removeFinished(name, id) {
+        try {
+          const job = await api.queue(name).getJob(id);
+          if (!job || !isFinished(await job.getState())) return;
+          try {
+            await job.remove();
+          } catch (err) {
+            // Locked: another request already added the id again and a worker runs it; this one joins it.
+            if (isFinished(await job.getState())) throw err;
+          }
+        } catch (err) {
+          if (isRedisDown(err)) throw redisUnavailable();
+          throw err;
+        }
       },
       async close() {
         for (const cancel of pending) cancel();

@@ -82,6 +82,9 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
     };
   };
 
+  // Mercurius describes its GET querystring in JSON Schema, which the app's (zod) validator cannot read; its
+  // handler parses the parameters itself and answers a missing or bad query as a GraphQL error.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
   await app.register(mercurius, {
     schema,
     path: '/v1/graphql/',

@@ -8,9 +8,24 @@ const profiles: Readonly<Record<string, RegionProfile>> = { ES: esProfile };
 
 export const regionNames: readonly string[] = Object.keys(profiles);
 
-/** Throws for an unknown name: the region comes from configuration, so that is a deployment error. */
+/** The validation profile of a supplier created without one, and of a body naming no (known) supplier. */
+export const DEFAULT_REGION = 'ES';
+
+export function isRegionName(name: string): boolean {
+  return Object.hasOwn(profiles, name);
+}
+
+/** A supplier's region has no profile: a configuration error, which no retry can mend. */
+export class UnknownRegionError extends Error {
+  constructor(readonly region: string) {
+    super(`Unknown validation region "${region}"; known: ${regionNames.join(', ')}`);
+    this.name = 'UnknownRegionError';
+  }
+}
+
+/** Throws `UnknownRegionError` for an unknown name: the region comes from configuration. */
 export function getRegionProfile(name: string): RegionProfile {
-  const profile = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
-  if (!profile) throw new Error(`Unknown validation region "${name}"; known: ${regionNames.join(', ')}`);
+  const profile = isRegionName(name) ? profiles[name] : undefined;
+  if (!profile) throw new UnknownRegionError(name);
   return profile;
 }

@@ -67,15 +67,22 @@ export const defaultCatalogueValues: Readonly<Record<CatalogueName, readonly str
   billable_item_unit_type: ['PER_ITEM', 'PER_DAY', 'PER_MONTH', 'PER_KWH'],
   payment_schedule_means: ['MANUAL', 'DIRECT_DEBIT', 'CARD'],
   payment_schedule_trigger: ['BILL', 'FIXED_SCHEDULE', 'BALANCE_THRESHOLD'],
-  payment_instruction_vendor: ['STRIPE', 'SIMULATED'],
+  // What PAYMENT_VENDORS enables by default; a deployment's list replaces it (see `buildCatalogue`).
+  payment_instruction_vendor: ['STRIPE'],
   payment_instruction_type: ['CARD', 'DIRECT_DEBIT'],
 };
 
-/** The default catalogue extended by a deployment's additions (values are added, never removed). */
-export function buildCatalogue(extra: Partial<Record<CatalogueName, readonly string[]>> = {}): Catalogue {
+/**
+ * The default catalogue extended by a deployment's additions (values are added, never removed), except the
+ * lists the deployment sets whole in `fixed` (the payment vendors it enables).
+ */
+export function buildCatalogue(
+  extra: Partial<Record<CatalogueName, readonly string[]>> = {},
+  fixed: Partial<Record<CatalogueName, readonly string[]>> = {},
+): Catalogue {
   const entries = catalogueNames.map((name) => [
     name,
-    new Set([...defaultCatalogueValues[name], ...(extra[name] ?? [])]) as ReadonlySet<string>,
+    new Set(fixed[name] ?? [...defaultCatalogueValues[name], ...(extra[name] ?? [])]) as ReadonlySet<string>,
   ]);
   return Object.freeze(Object.fromEntries(entries)) as Catalogue;
 }

@@ -246,7 +246,7 @@ export const ruleCatalogue = [
   {
     code: 'note_body_or_document_path_not_found',
     description: 'A note has neither a body nor document_paths.',
-    exampleAttr: 'notes.0.body',
+    exampleAttr: 'notes.0',
   },
   {
     code: 'unpin_at_not_after_created_at',

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CreationSlots } from '../../../creation/slots.js';
 import { processKey } from '../../../models/account-import-process.js';
+import { formatUtcDatetime } from '../../../schemas/primitives.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
@@ -27,11 +28,6 @@ const statusBody = z.object({
 });
 
 type ListKind = 'all' | 'pending' | 'imported';
-
-/** ISO 8601 with second precision and a Z, as the interface's datetime format. */
-export function formatDateTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export default async function importStatusRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -128,7 +124,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
               external_account_number: doc.externalAccountNumber,
               kraken_account_number: kind === 'pending' ? null : (doc.krakenAccountNumber ?? null),
               account_created_at:
-                kind !== 'pending' && doc.accountCreatedAt ? formatDateTime(doc.accountCreatedAt) : null,
+                kind !== 'pending' && doc.accountCreatedAt ? formatUtcDatetime(doc.accountCreatedAt) : null,
             };
             yield (first ? '' : ',') + JSON.stringify(item);
             first = false;

@@ -2,17 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
-import { notesImportSchema } from '../../../schemas/post-import.js';
+import { noteResultSchema, notesImportSchema } from '../../../schemas/post-import.js';
 import { importNotes } from '../../../post-import/notes.js';
 import { documentLocation, resolveImport } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
-
-const noteResult = z.object({
-  created_at: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
-  body: z.string().optional(),
-  status: z.enum(['NOTE_CREATION_SUCCESS', 'NOTE_ALREADY_EXISTS']),
-});
 
 export default async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -27,7 +21,7 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
           'A note is created unless the account already has one with the same content (and the same created_at, when given).',
         body: withExample(notesImportSchema, 'A pinned note and a note made of a document', examples.notes),
         response: {
-          201: z.array(noteResult).describe('One result per note, in the order sent.'),
+          201: z.array(noteResultSchema).describe('One result per note, in the order sent.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], {
             400: 'request_failed_validation with every error, or import_supplier_migration_not_ongoing.',
             404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',

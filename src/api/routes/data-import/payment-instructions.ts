@@ -60,12 +60,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
         .digest('hex')
         .slice(0, 32);
       const id = jobId('verify', account._id.toHexString(), digest);
-      const previous = await app.queues
-        .queue('payment-verification')
-        .getJob(id)
-        .catch(() => undefined);
-      if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
-        await previous.remove().catch(() => undefined);
+      await app.queues.removeFinished('payment-verification', id);
 
       const { result, timedOut } = await app.queues.enqueueAndWait<
         'verify-payment-instruction',

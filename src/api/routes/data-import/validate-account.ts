@@ -4,14 +4,10 @@ import { accountPayloadSchema } from '../../../schemas/account.js';
 import { createValidationPool } from '../../../validation-pool/pool.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
-import {
-  catalogueExtra,
-  DEFAULT_REGION,
-  validateAccountRequest,
-  validateAccountOnPool,
-} from '../../validation.js';
+import { DEFAULT_REGION } from '../../../domain/region/index.js';
+import { catalogueExtra, validateAccountRequest, validateAccountOnPool } from '../../validation.js';
 
-/** A JSON body as this plugin's parser hands it over: still text (a text/plain body stays a plain string). */
+/** A JSON body as this plugin's parser hands it over: still text. */
 class JsonText {
   constructor(readonly text: string) {}
 }

@@ -26,15 +26,9 @@ type AnyNote = Loose<AccountNote> | Loose<ImportNote>;
 
 export function checkNote(env: RuleEnv, note: AnyNote, attr: string): void {
   const paths = 'document_paths' in note ? note.document_paths : undefined;
-  // Only a fully parsed note can be said to lack content or a pin (a broken field is absent here).
+  // A note without content is refused by its schema. Only a fully parsed note can be said to lack a pin
+  // (a broken field is absent here).
   if (env.isComplete(note)) {
-    if (note.body === undefined && paths === undefined) {
-      env.out.add(
-        'note_body_or_document_path_not_found',
-        child(attr, 'body'),
-        'A note needs a body or document_paths.',
-      );
-    }
     if (note.unpin_at !== undefined && note.is_pinned !== true) {
       env.out.add(
         'unpin_at_without_pin',

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import type { Model, Types } from 'mongoose';
+import type { Models } from '../models/index.js';
+import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { retryTransient } from './transient.js';
+
+/**
+ * The repository of accounts (and of the notes a creation writes with them). Reads are by `_id` (derived from
+ * the import process key, see `accountIdFor`); inserts go through the group commit and are retried on
+ * SQLITE_BUSY, and a duplicate key means "already there" (a retried creation converges).
+ */
+
+/** `A-` and 8 characters of 0-9A-F. */
+export function newAccountNumber(): string {
+  return `A-${randomBytes(4).toString('hex').toUpperCase()}`;
+}
+
+export type NewAccount = Record<string, unknown> & { _id: Types.ObjectId };
+
+/** The fields of an account that creation reads back. */
+export type AccountRow = {
+  _id: Types.ObjectId;
+  number: string;
+  createdAt?: Date | null;
+  sourcePayload?: string | null;
+  sourceHash?: string | null;
+  migrationEmailStatus?: string | null;
+};
+
+/** The account created for a process, if any (read by `_id`). */
+export async function findAccount(models: Models, accountId: Types.ObjectId) {
+  return models.Account.findById(accountId).lean<AccountRow>();
+}
+
+/** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
+export async function insertMissing(model: Model<any>, docs: object[], now: Date): Promise<void> {
+  if (docs.length === 0) return;
+  const complete = docs.map((doc) => completeDocument(model, doc, now));
+  await retryTransient(() => batchedInsert(model, complete));
+}
+
+/** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */
+export async function insertAccount(models: Models, fields: NewAccount, now: Date): Promise<AccountRow> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const doc = completeDocument(models.Account, { ...fields, number: newAccountNumber() }, now);
+    const [outcome] = await retryTransient(() => batchedInsert(models.Account, [doc]));
+    if (outcome === 'inserted') return doc as unknown as AccountRow;
+    // Either another attempt of this creation inserted the account first, or the number was taken.
+    const winner = await models.Account.findById(fields._id).lean();
+    if (winner) return winner;
+  }
+  throw new Error('could not allocate a unique account number');
+}

@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import type { Types } from 'mongoose';
+import { processKey } from '../models/account-import-process.js';
+import type { Models } from '../models/index.js';
+import { stagedPayloadModel } from '../models/staged-payload.js';
+import { retryTransient } from './transient.js';
+import { isDuplicateKey } from '../infra/mongo.js';
+import { batchedInsert, completeDocument } from './insert-batcher.js';
+
+export type StagedPayloadInput = {
+  organisationId: Types.ObjectId;
+  importSupplier: string;
+  externalAccountNumber: string;
+  /** The payload as received (it passed validation), serialized. */
+  payload: string;
+  now: Date;
+};
+
+/** The identity of a payload's exact text: what an account records of the payload it was created from. */
+export function payloadHash(payload: string): string {
+  return createHash('sha256').update(payload).digest('hex');
+}
+
+/**
+ * The repository of import processes and their staged payloads. Every read and write is by `_id` (the
+ * process's natural key, see `processKey`): FerretDB's SQLite backend answers any other filter by reading the
+ * whole collection. First stages go through the group commit (`batchedInsert`); writes are retried on
+ * SQLITE_BUSY (`retryTransient`).
+ */
+
+/**
+ * The staged payload of a process (serialized JSON), or null when nothing is staged. With `hash`, that
+ * version of it: the current one if it still is, else the archived copy kept when it was replaced.
+ */
+export async function loadStagedPayload(models: Models, key: string, hash?: string): Promise<string | null> {
+  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
+  if (hash !== undefined) {
+    const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
+    if (archived) return archived.payload;
+    const current = await payloads.findById(key).select({ payload: 1 }).lean();
+    return current && payloadHash(current.payload) === hash ? current.payload : null;
+  }
+  const doc = await payloads.findById(key).select({ payload: 1 }).lean();
+  return doc?.payload ?? null;
+}
+
+/** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */
+const archiveKey = (key: string, hash: string) => `${key}#${hash}`;
+
+/** The process's state that staging and creation decide on (read by `_id`). */
+export async function findProcess(models: Models, key: string) {
+  return models.AccountImportProcess.findById(key).lean();
+}
+
+/**
+ * Stores or replaces the staged payload (the caller has checked that the process may be staged; `existing`:
+ * it has a process already). The payload goes first, so a process only ever counts as staged with its payload
+ * stored. A first stage (no process yet, the common case in a migration) is two inserts, sent together with
+ * other requests' inserts (`batchedInsert`); the `_id`s make concurrent first stages converge on one process
+ * (the loser of the insert race gets a duplicate key and continues as an update).
+ */
+export async function storeStagedPayload(
+  models: Models,
+  input: StagedPayloadInput,
+  existing: boolean,
+): Promise<'created' | 'updated'> {
+  const _id = processKey(input.importSupplier, input.externalAccountNumber);
+  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
+  const payloadDoc = { _id, payload: input.payload, stagedAt: input.now };
+  const replacePayload = () =>
+    upsertById(() =>
+      payloads.updateOne(
+        { _id },
+        { $set: { payload: input.payload, stagedAt: input.now } },
+        { upsert: true },
+      ),
+    );
+  const markStaged = () =>
+    retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
+
+  if (existing) {
+    await archiveCurrent(payloads, _id, input.payload, input.now);
+    await replacePayload();
+    await markStaged();
+    return 'updated';
+  }
+  const [payloadOutcome] = await retryTransient(() =>
+    batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
+  );
+  if (payloadOutcome === 'duplicate') {
+    await archiveCurrent(payloads, _id, input.payload, input.now);
+    await replacePayload();
+  }
+  // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
+  const processDoc = completeDocument(
+    models.AccountImportProcess,
+    {
+      _id,
+      organisationId: input.organisationId,
+      importSupplier: input.importSupplier,
+      externalAccountNumber: input.externalAccountNumber,
+      stagedAt: input.now,
+    },
+    input.now,
+  );
+  const [processOutcome] = await retryTransient(() =>
+    batchedInsert(models.AccountImportProcess, [processDoc]),
+  );
+  if (processOutcome === 'inserted') return 'created';
+  await markStaged();
+  return 'updated';
+}
+
+/**
+ * Before a staged payload is replaced, a copy is kept under its hash: a creation that started from it (and
+ * was interrupted) must finish from the same payload. Re-staging is rare, so this read and insert are too.
+ */
+async function archiveCurrent(
+  payloads: ReturnType<typeof stagedPayloadModel>,
+  key: string,
+  next: string,
+  now: Date,
+): Promise<void> {
+  const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1 }).lean();
+  if (!current || current.payload === next) return;
+  const doc = {
+    _id: archiveKey(key, payloadHash(current.payload)),
+    payload: current.payload,
+    stagedAt: current.stagedAt,
+  };
+  await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));
+}
+
+/** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */
+async function upsertById<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await retryTransient(write);
+    } catch (err) {
+      if (!isDuplicateKey(err) || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** Marks the process imported (the last step of a creation): unconditional, every retry writes the same. */
+export async function markImported(
+  models: Models,
+  key: string,
+  mark: { krakenAccountNumber: string; accountCreatedAt: Date; creationJobId: string },
+): Promise<void> {
+  await retryTransient(() => models.AccountImportProcess.updateOne({ _id: key }, { $set: mark }));
+}
+
+/** The create job a request stopped waiting for, so the status endpoint finds it once its slot lapses. */
+export async function recordCreationJob(models: Models, key: string, creationJobId: string): Promise<void> {
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne({ _id: key }, { $set: { creationJobId } }),
+  );
+}
+
+/** The last refusal of a create for invalid staged data: codes and paths only. */
+export async function recordCreationRefusal(
+  models: Models,
+  key: string,
+  refusal: { code: string; errors: { code: string; attr: string }[] },
+): Promise<void> {
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne(
+      { _id: key },
+      { $set: { creationRefusal: JSON.stringify(refusal) } },
+    ),
+  );
+}
