@@ -131,6 +131,12 @@ const tokenOperation: Operation = {
         'application/json': { schema: { type: 'object', properties: { errors: graphqlErrors } } },
       },
     },
+    415: {
+      description: 'The body is not sent as application/json.',
+      content: {
+        'application/json': { schema: { type: 'object', properties: { errors: graphqlErrors } } },
+      },
+    },
   },
 };
 
