@@ -2,7 +2,49 @@ import { z } from 'zod';
 
 /** The documented error body (decisions §3), for the OpenAPI document. */
 export const errorBody = z.object({
-  detail: z.string(),
-  code: z.string(),
-  errors: z.array(z.object({ detail: z.string(), code: z.string(), attr: z.string() })).optional(),
+  detail: z.string().describe('Human-readable; wording may change; do not parse.'),
+  code: z.string().describe('Machine-readable and stable; every code is listed in docs/error-codes.md.'),
+  errors: z
+    .array(
+      z.object({
+        detail: z.string(),
+        code: z.string().describe('A stable field error code, e.g. invalid_choice.'),
+        attr: z
+          .string()
+          .describe('Dot path of the offending input (zero-based indexes), or non_field_errors.'),
+      }),
+    )
+    .optional()
+    .describe('Present on every 400 (possibly empty): every problem found, sorted by attr.'),
+  external_account_number: z.string().optional().describe('On account_import_process_already_imported.'),
+  kraken_account_number: z.string().optional().describe('On account_import_process_already_imported.'),
+  request_id: z.string().optional().describe('On unexpected 5xx answers: the id to look for in the logs.'),
 });
+
+const meaning = {
+  400: 'Validation errors or a business rule refused the request (see `code`).',
+  401: 'Missing, malformed, expired or revoked token: not_authenticated, token_expired or invalid_token.',
+  404: 'Not found: the supplier, the account or the import process (see `code`), or no such route.',
+  413: 'The body is larger than the deployment allows (payload_too_large).',
+  415: 'The body is not sent as application/json (unsupported_media_type).',
+  429: 'Too many accounts are being created at once (concurrency_limit_exceeded; see Retry-After).',
+  500: 'Unexpected error (internal_error, with request_id), or vendor_unavailable on payment instructions.',
+  503: 'A backing service is unavailable (service_unavailable; see Retry-After).',
+} as const;
+
+export type ErrorStatus = keyof typeof meaning;
+
+/** The error answers of an operation, each with the error body and what the status means there. */
+export function errorResponses(
+  statuses: readonly ErrorStatus[],
+  overrides: Partial<Record<ErrorStatus, string>> = {},
+): Partial<Record<ErrorStatus, typeof errorBody>> {
+  return Object.fromEntries(
+    statuses.map((status) => [status, errorBody.describe(overrides[status] ?? meaning[status])]),
+  ) as Partial<Record<ErrorStatus, typeof errorBody>>;
+}
+
+/** Every operation behind a token can answer these. */
+export const commonErrors = [401, 500, 503] as const;
+/** And every one that takes a JSON body these. */
+export const bodyErrors = [400, 413, 415] as const;

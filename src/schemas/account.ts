@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  choice,
   externalAccountNumber,
   importSupplierCode,
   isoDate,
@@ -16,9 +17,14 @@ import { transactionSchema } from './transaction.js';
 
 export const namespacedValueSchema = z.strictObject({ namespace: text(128), value: text() });
 
+export const userDetailSchema = z.strictObject({
+  namespace: choice('user_detail_namespace', 128),
+  value: text(),
+});
+
 export const customerSchema = z.strictObject({
-  account_roles: z.array(text(64)).min(1),
-  user_details: z.array(namespacedValueSchema).optional(),
+  account_roles: z.array(choice('account_role')).min(1),
+  user_details: z.array(userDetailSchema).optional(),
   given_name: text().optional(),
   family_name: text().optional(),
   email: text(254).optional(),
@@ -54,9 +60,9 @@ export const ledgerSchema = z.strictObject({
 });
 
 export const paymentScheduleSchema = z.strictObject({
-  means: text(64),
+  means: choice('payment_schedule_means'),
   start_date: isoDate,
-  trigger: text(64),
+  trigger: choice('payment_schedule_trigger'),
 });
 
 export const statementSchema = z.strictObject({
@@ -73,7 +79,7 @@ export const metadataSchema = z.strictObject({ key: text(128), value: jsonObject
 export const accountPayloadSchema = z.strictObject({
   import_supplier: importSupplierCode(),
   external_account_number: externalAccountNumber(),
-  account_type: text(64),
+  account_type: choice('account_type'),
   customers: z.array(customerSchema).min(1),
   supply_addresses: z.array(supplyAddressEntrySchema).optional(),
   notes: z.array(accountNoteSchema).optional(),
@@ -90,9 +96,9 @@ export const accountPayloadSchema = z.strictObject({
   billing_address4: text().optional(),
   billing_address5: text().optional(),
   billing_postcode: text(16),
-  sales_channel: text(64).optional(),
+  sales_channel: choice('sales_channel').optional(),
   sales_subchannel: text().optional(),
-  communication_preference: text(64).optional(),
+  communication_preference: choice('communication_preference').optional(),
 });
 
 export type Customer = z.output<typeof customerSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { noteContentRequired, noteFields } from './account.js';
 import {
   BILLING_DOCUMENT_TYPES,
+  choice,
   externalAccountNumber,
   importSupplierCode,
   integer,
@@ -111,9 +112,9 @@ export const statementsImportSchema = z.strictObject({
 
 export const paymentInstructionSchema = z.strictObject({
   ...accountKey,
-  vendor: text(64),
+  vendor: choice('payment_instruction_vendor'),
   reference: text(),
-  type: text(64),
+  type: choice('payment_instruction_type'),
 });
 
 export const createAccountRequestSchema = z.strictObject({

@@ -1,5 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { defaultCatalogueValues, type CatalogueName } from '../domain/validation/catalogue.js';
 
 // Building blocks shared by every payload schema. Custom failures carry `params.code`, which the
 // validation layer turns into the public error code (see src/domain/validation/zod-issues.ts).
@@ -58,15 +59,25 @@ export function formatUtcDatetime(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export const isoDate = z.string().refine(isCalendarDate, {
-  message: 'Enter a valid calendar date in the format YYYY-MM-DD.',
-  params: { code: 'invalid_date' },
-});
+export const isoDate = z
+  .string()
+  .refine(isCalendarDate, {
+    message: 'Enter a valid calendar date in the format YYYY-MM-DD.',
+    params: { code: 'invalid_date' },
+  })
+  .meta({ format: 'date', description: 'A calendar date, YYYY-MM-DD.' });
 
-export const isoDatetime = z.string().refine(isUtcDatetime, {
-  message: 'Enter a valid UTC datetime in the format YYYY-MM-DDTHH:MM:SSZ.',
-  params: { code: 'invalid_datetime' },
-});
+export const isoDatetime = z
+  .string()
+  .refine(isUtcDatetime, {
+    message: 'Enter a valid UTC datetime in the format YYYY-MM-DDTHH:MM:SSZ.',
+    params: { code: 'invalid_datetime' },
+  })
+  .meta({
+    format: 'date-time',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+    description: 'A UTC datetime to the second, YYYY-MM-DDTHH:MM:SSZ.',
+  });
 
 type DecimalOptions = { money?: boolean; nonNegative?: boolean };
 
@@ -167,7 +178,14 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
 
 /** A JSON number or decimal string, normalised to a canonical decimal string (exact, never a float). */
 export const decimal = (opts: DecimalOptions = {}) =>
-  z.union([z.number(), z.string()]).transform((v, ctx) => normaliseDecimal(v, opts, ctx));
+  z
+    .union([z.number(), z.string()])
+    .transform((v, ctx) => normaliseDecimal(v, opts, ctx))
+    .meta({
+      description: opts.money
+        ? `Money in euros: a JSON number or a decimal string with at most 2 decimal places${opts.nonNegative ? ', not negative' : ''}; answered as a string with exactly 2 ("10.50").`
+        : 'A JSON number or a decimal string (at most 15 integer and 10 fraction digits); answered as an exact decimal string.',
+    });
 
 /** Money: at most 2 decimal places, output with exactly 2 ("10.50"). */
 export const money = (opts: Omit<DecimalOptions, 'money'> = {}) => decimal({ ...opts, money: true });
@@ -231,3 +249,14 @@ export const BILLING_DOCUMENT_TYPES = ['ITEM_BASED', 'PERIOD_BASED'] as const;
 
 export const importSupplierCode = () => text(32);
 export const externalAccountNumber = () => text(128);
+
+/**
+ * A value of an open list (decisions: a catalogue): the defaults are documented here; a deployment may add
+ * values, and `GET /v1/data-import/catalogue/` answers the list in force.
+ */
+export const choice = (name: CatalogueName, max = 64) =>
+  text(max).meta({
+    description:
+      `One of the \`${name}\` catalogue: by default ${defaultCatalogueValues[name].join(', ')}. ` +
+      'A deployment may add values; GET /v1/data-import/catalogue/ answers the values in force.',
+  });

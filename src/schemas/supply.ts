@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  choice,
   decimal,
   decimalString,
   integer,
@@ -70,7 +71,7 @@ export const billableItemSchema = z.strictObject({
   interval_end: isoDate,
   number_of_units: decimal(),
   price_per_unit: decimal(),
-  unit_type: text(64),
+  unit_type: choice('billable_item_unit_type'),
 });
 
 export const supplyPointSchema = z.strictObject({

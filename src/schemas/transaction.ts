@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { decimal, isoDate, money, text, TRANSACTION_TYPES, LONG_TEXT } from './primitives.js';
+import { choice, decimal, isoDate, money, text, TRANSACTION_TYPES, LONG_TEXT } from './primitives.js';
 
 export const lineItemSchema = z.strictObject({
-  rate_band: text(64),
+  rate_band: choice('rate_band'),
   start_date: isoDate,
   end_date: isoDate,
   number_of_units: decimal(),
@@ -13,11 +13,11 @@ export const lineItemSchema = z.strictObject({
 
 export const taxItemSchema = z.strictObject({
   amount: money(),
-  tax_type: text(64),
+  tax_type: choice('tax_type'),
   // Not money: with CURRENCY_PER_KWH the taxed value is a quantity of energy.
   value_taxed: decimal(),
   rate: decimal(),
-  unit_type: text(64),
+  unit_type: choice('tax_unit_type'),
 });
 
 /** One financial transaction: used in ledgers, the transaction import and historical billing documents. */
@@ -27,8 +27,8 @@ export const transactionSchema = z.strictObject({
   // A magnitude: the sign comes from `type` (see src/domain/money.ts).
   amount: money({ nonNegative: true }),
   type: z.enum(TRANSACTION_TYPES),
-  reason: text(64).optional(),
-  payment_type: text(64).optional(),
+  reason: choice('reason').optional(),
+  payment_type: choice('payment_type').optional(),
   reference: text().optional(),
   display_note: text(LONG_TEXT).optional(),
   note: text(LONG_TEXT).optional(),

@@ -161,6 +161,28 @@ describe('validateAccount', () => {
     ).toMatchObject({ ok: true });
   });
 
+  it('names the allowed values of an unknown choice when there are at most 20 of them', () => {
+    const payload = validAccountPayload();
+    setAt(payload, 'account_type', 'LANDLORD');
+    setAt(payload, 'ledgers.0.current_statement_transactions.0.type', 'REFUND');
+    const details = (c = ctx) => {
+      const result = validateAccount(payload, c);
+      return result.ok ? [] : result.errors.map((e) => `${e.attr}: ${e.detail}`);
+    };
+    expect(details()).toEqual([
+      'account_type: "LANDLORD" is not a valid choice for account_type; expected one of DOMESTIC, BUSINESS.',
+      'ledgers.0.current_statement_transactions.0.type: "REFUND" is not a valid choice; expected one of CHARGE, CREDIT, PAYMENT, REPAYMENT, SUPPLY_CHARGE.',
+    ]);
+    // A deployment's additions are named too, as long as the list stays short enough to read.
+    const many = Array.from({ length: 19 }, (_, i) => `TYPE_${i + 1}`);
+    expect(details(testContext({ catalogue: buildCatalogue({ account_type: many.slice(0, 18) }) }))[0]).toBe(
+      `account_type: "LANDLORD" is not a valid choice for account_type; expected one of DOMESTIC, BUSINESS, ${many.slice(0, 18).join(', ')}.`,
+    );
+    expect(details(testContext({ catalogue: buildCatalogue({ account_type: many }) }))[0]).toBe(
+      'account_type: "LANDLORD" is not a valid choice for account_type; 21 values are allowed; the catalogue lists them.',
+    );
+  });
+
   it('returns trimmed strings and keeps the input untouched', () => {
     const payload = validAccountPayload();
     setAt(payload, 'billing_name', '  María García López ');

@@ -89,6 +89,17 @@ export function buildCatalogue(
 
 export const defaultCatalogue: Catalogue = buildCatalogue();
 
+/** Up to this many allowed values are named in an `invalid_choice` error; longer lists are only referred to. */
+export const MAX_LISTED_CHOICES = 20;
+
+/** The tail of an `invalid_choice` detail: the allowed values when there are few enough to read. */
+export function allowedValuesHint(values: Iterable<string>): string {
+  const list = [...values];
+  return list.length <= MAX_LISTED_CHOICES
+    ? `expected one of ${list.join(', ')}.`
+    : `${list.length} values are allowed; the catalogue lists them.`;
+}
+
 /** A deployment's additions (CATALOGUE_EXTRA) restricted to the catalogue's names. */
 export function knownCatalogueExtra(
   extra: Readonly<Record<string, string[]>>,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { attrOf, type FieldError, type PathSegment } from './field-error.js';
+import { allowedValuesHint } from './catalogue.js';
 import { ruleCodes, type RuleCode } from './rule-catalogue.js';
 
 type Issue = z.core.$ZodIssue;
@@ -60,7 +61,7 @@ function mapOne(issue: Issue, input: unknown): FieldError[] {
     case 'invalid_value':
       return make(
         'invalid_choice',
-        `${quote(at.value)} is not a valid choice; expected one of ${issue.values.join(', ')}.`,
+        `${quote(at.value)} is not a valid choice; ${allowedValuesHint(issue.values.map(String))}`,
       );
     case 'too_big':
       if (issue.origin === 'string')

@@ -5,6 +5,8 @@ import { validateBillingDocumentsImport } from '../../../domain/validation/index
 import { billingDocumentsImportSchema } from '../../../schemas/post-import.js';
 import { importBillingDocuments } from '../../../post-import/billing-documents.js';
 import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
 export default async function billingDocumentRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -13,11 +15,24 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
     {
       schema: {
         tags: ['post-import'],
+        operationId: 'importHistoricalBillingDocuments',
         summary: 'Import the historical billing documents of one ledger (once per ledger)',
         description:
           'Refused with ledger_has_finalized_billing_document when the ledger already has one. 201 with an empty body.',
-        body: billingDocumentsImportSchema,
-        response: { 201: z.void().describe('Empty body') },
+        body: withExample(
+          billingDocumentsImportSchema,
+          'One period-based bill of the gas ledger and its payment',
+          examples.billingDocuments,
+        ),
+        response: {
+          201: z.void().describe('Created: the documents and transactions were imported. Empty body.'),
+          ...errorResponses([...bodyErrors, 404, ...commonErrors], {
+            400:
+              'request_failed_validation (a transaction id already on the account is transaction_already_exists), ' +
+              'ledger_not_found, ledger_has_finalized_billing_document or import_supplier_migration_not_ongoing.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
+          }),
+        },
       },
     },
     async (request, reply) => {

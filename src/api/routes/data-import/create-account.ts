@@ -7,7 +7,8 @@ import { CreateRequests } from '../../../creation/create-request.js';
 import { ruleCatalogue, validateCreateAccountRequest } from '../../../domain/validation/index.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';
 import { ApiError } from '../../errors.js';
-import { errorBody } from '../../schemas.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 
 const createdBody = z.object({ kraken_account_number: z.string() });
@@ -46,14 +47,27 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
     {
       schema: {
         tags: ['accounts'],
+        operationId: 'createAccount',
         summary: 'Create the account from its staged data (runs on a worker; the request waits, bounded)',
         description:
           '201 with the new number. 400 for validation errors, `import_process_does_not_exist`, ' +
           '`operations_team_name_does_not_exist`, `account_import_process_already_imported`, `account_import_in_progress`, ' +
           '`dry_run_rolled_back`. 429 `concurrency_limit_exceeded` (not queued; see Retry-After). ' +
           '503 `account_creation_pending` when the wait runs out (the job keeps running) or `service_unavailable`.',
-        body: createAccountRequestSchema,
-        response: { 201: createdBody, 400: errorBody, 429: errorBody, 503: errorBody },
+        body: withExample(createAccountRequestSchema, 'Create the staged account', examples.createAccount),
+        response: {
+          201: createdBody.describe('The account was created: its platform number.'),
+          ...errorResponses([...bodyErrors, 429, ...commonErrors], {
+            400:
+              'request_failed_validation, account_failed_validation (staged data no longer valid), ' +
+              'import_process_does_not_exist, operations_team_name_does_not_exist, ' +
+              'account_import_process_already_imported (with both numbers), account_import_process_skipped, ' +
+              'account_import_in_progress, import_supplier_migration_not_ongoing or dry_run_rolled_back.',
+            503:
+              'account_creation_pending (the wait ran out; the job keeps running; Retry-After: 10) or ' +
+              'service_unavailable (Retry-After: 5).',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -7,6 +7,7 @@ import { processKey } from '../../../models/account-import-process.js';
 import { formatUtcDatetime } from '../../../schemas/primitives.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
+import { commonErrors, errorResponses } from '../../schemas.js';
 
 const supplierParams = z.object({ code: z.string().min(1).max(64) });
 // Optional keyset pagination (off unless `limit` is given): items after `after`, in the list's order.
@@ -49,9 +50,18 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
     {
       schema: {
         tags: ['status'],
+        operationId: 'getAccountImportStatus',
         summary: 'Import status of one account',
+        description:
+          'COMPLETED with the platform number once created; IN_PROGRESS while a create job is queued or running; ' +
+          'UNKNOWN otherwise (staged, never created or the last attempt failed). kraken_account_number is "" until created.',
         params: statusParams,
-        response: { 200: statusBody },
+        response: {
+          200: statusBody.describe('The status.'),
+          ...errorResponses([404, ...commonErrors], {
+            404: 'import_process_not_found (nothing staged for this account) or import_supplier_not_found.',
+          }),
+        },
       },
     },
     async (request) => {
@@ -70,16 +80,26 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
     },
   );
 
-  const list = (kind: ListKind, summary: string) =>
+  const list = (kind: ListKind, operationId: string, summary: string) =>
     app.get(
       `/${kind}-account-import-processes/:code/`,
       {
         schema: {
           tags: ['status'],
+          operationId,
           summary,
+          description:
+            'A bare JSON array sorted by external_account_number, streamed; skipped accounts are not listed. ' +
+            'Optional keyset pagination: `limit` items after `after` (an external_account_number).',
           params: supplierParams,
           querystring: listQuery,
-          response: { 200: z.array(listItem) },
+          response: {
+            200: z.array(listItem).describe('The accounts; [] when the supplier has none.'),
+            ...errorResponses([400, 404, ...commonErrors], {
+              400: 'request_failed_validation: a bad limit or after.',
+              404: 'import_supplier_not_found: the caller has no import supplier with this code.',
+            }),
+          },
         },
       },
       async (request, reply) => {
@@ -117,7 +137,11 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
       },
     );
 
-  list('all', 'All account imports (pending and imported) of an import supplier');
-  list('pending', 'Staged accounts not yet created');
-  list('imported', 'Accounts created');
+  list(
+    'all',
+    'listAllAccountImportProcesses',
+    'All account imports (pending and imported) of an import supplier',
+  );
+  list('pending', 'listPendingAccountImportProcesses', 'Staged accounts not yet created');
+  list('imported', 'listImportedAccountImportProcesses', 'Accounts created');
 }

@@ -8,6 +8,7 @@ import paymentInstructionRoutes from './payment-instructions.js';
 import validateAccountRoutes from './validate-account.js';
 import stageAccountRoutes from './stage-account.js';
 import createAccountRoutes from './create-account.js';
+import catalogueRoutes from './catalogue.js';
 
 /** Every data-import route requires a token; the hook here is the single gate. */
 export default async function dataImportRoutes(app: FastifyInstance): Promise<void> {
@@ -21,4 +22,5 @@ export default async function dataImportRoutes(app: FastifyInstance): Promise<vo
   await app.register(validateAccountRoutes);
   await app.register(stageAccountRoutes);
   await app.register(createAccountRoutes);
+  await app.register(catalogueRoutes);
 }

@@ -8,6 +8,8 @@ import { checkActive, type VerifyOutcome } from '../../../post-import/payment-in
 import { resolveImport } from '../../post-import-target.js';
 import { jobId } from '../../../workers/catalog.js';
 import { ApiError } from '../../errors.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
 export default async function paymentInstructionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -16,13 +18,29 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
     {
       schema: {
         tags: ['post-import'],
+        operationId: 'createPaymentInstruction',
         summary: "Verify a payment instruction at its vendor and make it the account's active instruction",
         description:
           'Verification runs on a worker while the request waits (PAYMENT_VERIFICATION_WAIT_MS). 400 vendor_instruction_not_found ' +
           'or account_has_active_payment_instruction: do not retry unchanged. 500 vendor_unavailable: retry unchanged; a retry ' +
           'joins a verification still under way and never records a second instruction.',
-        body: paymentInstructionSchema,
-        response: { 201: z.object({ kraken_account_number: z.string(), reference: z.string() }) },
+        body: withExample(
+          paymentInstructionSchema,
+          'A Stripe card payment method',
+          examples.paymentInstruction,
+        ),
+        response: {
+          201: z
+            .object({ kraken_account_number: z.string(), reference: z.string() })
+            .describe("The instruction is the account's active one."),
+          ...errorResponses([...bodyErrors, 404, ...commonErrors], {
+            400:
+              'request_failed_validation, vendor_instruction_not_found or account_has_active_payment_instruction ' +
+              '(do not retry unchanged), or import_supplier_migration_not_ongoing.',
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
+            500: 'vendor_unavailable (retry unchanged: a retry joins the verification still under way) or internal_error.',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { stageAccount } from '../../../creation/staging.js';
 import { accountPayloadSchema } from '../../../schemas/account.js';
 import { ApiError } from '../../errors.js';
-import { errorBody } from '../../schemas.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 import { validateAccountRequest } from '../../validation.js';
 
 const stagedBody = z.object({ import_supplier: z.string(), external_account_number: z.string() });
@@ -16,13 +17,26 @@ export default async function stageAccountRoutes(fastify: FastifyInstance): Prom
     {
       schema: {
         tags: ['accounts'],
+        operationId: 'stageAccount',
         summary: 'Stage account data (create or update), without creating the account',
         description:
           '201 the first time, 200 when staged data is replaced. 400 `account_failed_validation`, ' +
           '`account_import_process_already_imported` (with both numbers), `account_import_process_skipped` or ' +
           '`import_supplier_migration_not_ongoing`.',
-        body: accountPayloadSchema,
-        response: { 200: stagedBody, 201: stagedBody, 400: errorBody },
+        body: withExample(
+          accountPayloadSchema,
+          'A realistic DOMESTIC account: one holder, an electricity and a gas supply point, two ledgers with six months of history and an open period',
+          examples.account,
+        ),
+        response: {
+          200: stagedBody.describe('Staged earlier: the staged data was replaced.'),
+          201: stagedBody.describe('Staged for the first time.'),
+          ...errorResponses([...bodyErrors, ...commonErrors], {
+            400:
+              'account_failed_validation, account_import_process_already_imported (with both account numbers), ' +
+              'account_import_process_skipped or import_supplier_migration_not_ongoing.',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -5,6 +5,8 @@ import { validateTransactionsImport } from '../../../domain/validation/index.js'
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
 import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
 import { importTransactions } from '../../../post-import/transactions.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { commonErrors, errorBody, errorResponses } from '../../schemas.js';
 
 const flag = z
   .enum(['true', 'false', 'True', 'False', '1', '0'])
@@ -30,17 +32,35 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
     {
       schema: {
         tags: ['post-import'],
+        operationId: 'importTransactions',
         summary: 'Import financial transactions onto a created account',
         description:
           "Transactions dated before the ledger's open statement period are re-dated to its first day (with a note) unless " +
           '`force_add_to_current_statement=false`, which refuses the whole batch. `dry_run: true` answers 200 with the ' +
           'statuses the import would give and writes nothing.',
         querystring: query,
-        body: transactionsImportSchema,
+        body: withExample(
+          transactionsImportSchema,
+          'A payment and a late payment fee on the electricity ledger',
+          examples.transactions,
+        ),
         response: {
-          200: z.object({ results: z.array(result) }),
-          201: z.object({ results: z.array(result) }),
-          400: importError,
+          200: z
+            .object({ results: z.array(result) })
+            .describe('dry_run: the statuses the import would give; nothing was written.'),
+          201: z
+            .object({ results: z.array(result) })
+            .describe('One result per transaction, in the order sent.'),
+          400: z
+            .union([importError, errorBody])
+            .describe(
+              'The transaction import error (TRANSACTION_IMPORT_ERROR, the first failing transaction; nothing of ' +
+                'the batch was written), or the error body for validation errors, ledger_not_found and ' +
+                'import_supplier_migration_not_ongoing.',
+            ),
+          ...errorResponses([413, 415, 404, ...commonErrors], {
+            404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
+          }),
         },
       },
     },

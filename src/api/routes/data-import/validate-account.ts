@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { accountPayloadSchema } from '../../../schemas/account.js';
 import { createValidationPool } from '../../../validation-pool/pool.js';
-import { errorBody } from '../../schemas.js';
+import { examples, withExample } from '../../openapi/examples.js';
+import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 import { DEFAULT_REGION } from '../../../domain/region/index.js';
 import { catalogueExtra, validateAccountRequest, validateAccountOnPool } from '../../validation.js';
 
@@ -40,11 +41,22 @@ export default async function validateAccountRoutes(fastify: FastifyInstance): P
     {
       schema: {
         tags: ['accounts'],
+        operationId: 'validateAccount',
         summary: 'Validate account data without storing it',
         description:
-          'Answers 200 with the validated, normalised data, or 400 `account_failed_validation` listing every error.',
-        body: accountPayloadSchema,
-        response: { 200: accountPayloadSchema, 400: errorBody },
+          'Answers 200 with the validated, normalised data (strings trimmed, amounts as exact decimal strings), or ' +
+          '400 `account_failed_validation` listing every error. Nothing is stored.',
+        body: withExample(
+          accountPayloadSchema,
+          'A realistic DOMESTIC account: one holder, an electricity and a gas supply point, two ledgers with six months of history and an open period',
+          examples.account,
+        ),
+        response: {
+          200: accountPayloadSchema.describe('The validated, normalised account.'),
+          ...errorResponses([...bodyErrors, ...commonErrors], {
+            400: 'account_failed_validation with every error (an unknown supplier is an import_supplier error).',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,5 @@
 import type { RegionProfile } from '../../region/index.js';
-import type { Catalogue, CatalogueName } from '../catalogue.js';
+import { allowedValuesHint, type Catalogue, type CatalogueName } from '../catalogue.js';
 import { child, type Findings } from '../field-error.js';
 import type { RuleCode } from '../rule-catalogue.js';
 
@@ -25,7 +25,11 @@ export function checkChoice(
 ): void {
   if (value === undefined || env.catalogue[name].has(value)) return;
   const at = field === undefined ? attr : child(attr, field);
-  env.out.add('invalid_choice', at, `${quote(value)} is not a valid choice for ${name}.`);
+  env.out.add(
+    'invalid_choice',
+    at,
+    `${quote(value)} is not a valid choice for ${name}; ${allowedValuesHint(env.catalogue[name])}`,
+  );
 }
 
 /** Dates and datetimes in their fixed ISO formats compare correctly as strings. */

@@ -1,0 +1,80 @@
+import Fastify from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
+import { TokenService } from '../../auth/tokens.js';
+import { loadConfig } from '../../config.js';
+import { modelsFor } from '../../models/index.js';
+import docsPlugin from '../plugins/docs.js';
+import authPlugin from '../plugins/auth.js';
+import tenancyPlugin from '../plugins/tenancy.js';
+import type { Queues } from '../plugins/queues.js';
+import graphqlRoutes from '../routes/graphql.js';
+import dataImportRoutes from '../routes/data-import/index.js';
+
+// The OpenAPI document without a database or Redis (for the linter and for tooling): the app's docs, auth
+// and routes registered over stand-ins of the services that are never opened, since building the document
+// runs no request. A test checks that it equals the document a running service serves at /docs/json.
+
+const offline = (): never => {
+  throw new Error('the offline OpenAPI app serves no requests');
+};
+
+/** The `services` and `queues` plugins' decorations, none of them connected. */
+const standIns = fp(
+  async (app) => {
+    const config = loadConfig({
+      JWT_SECRET: 'offline-openapi-document-secret-0123456789',
+      API_KEY_HASH_SECRET: 'offline-openapi-document-secret-0123456789',
+      VALIDATION_THREADS: '0',
+    });
+    const conn = mongoose.createConnection();
+    app.decorate('config', config);
+    app.decorate('clock', () => new Date());
+    app.decorate(
+      'tokens',
+      new TokenService(
+        { secret: config.JWT_SECRET, accessTtlSeconds: 1, refreshTtlSeconds: 1 },
+        () => new Date(),
+      ),
+    );
+    app.decorate('db', { conn, models: modelsFor(conn), close: () => conn.close() });
+    app.decorate('redis', new Redis({ lazyConnect: true }));
+    const queues: Queues = {
+      queue: offline,
+      events: offline,
+      enqueueAndWait: offline,
+      removeFinished: offline,
+      close: async () => {},
+    };
+    app.decorate('queues', queues);
+    app.addHook('onClose', async () => {
+      app.redis.disconnect();
+      await conn.close();
+    });
+  },
+  { name: 'services' },
+);
+
+const queuesName = fp(async () => {}, { name: 'queues', dependencies: ['services'] });
+
+/** The OpenAPI document of the API, as the running service serves it. */
+export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
+  const app = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+  // As the app: bodies are checked by the domain validators, answers serialised as they are.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  try {
+    await app.register(standIns);
+    await app.register(queuesName);
+    await app.register(docsPlugin);
+    await app.register(authPlugin);
+    await app.register(tenancyPlugin);
+    await app.register(graphqlRoutes);
+    await app.register(dataImportRoutes, { prefix: '/v1/data-import' });
+    await app.ready();
+    return app.swagger() as unknown as Record<string, unknown>;
+  } finally {
+    await app.close();
+  }
+}
