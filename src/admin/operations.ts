@@ -4,7 +4,7 @@ import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
 import { isDuplicateKey } from '../infra/mongo.js';
-import { DEFAULT_REGION, isRegionName, regionNames } from '../domain/region/index.js';
+import { DEFAULT_REGION, isRegionName, regionNames } from '../domain/region/names.js';
 
 /** An operator mistake (duplicate, unknown name, bad value): the CLI prints its message and exits non-zero. */
 export class OperatorError extends Error {}

@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../infra/mongo.js';
 import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
-import { DEFAULT_REGION, regionNames } from '../domain/region/index.js';
+import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from './demo.js';
 
 /**

@@ -1,19 +1,12 @@
 import { esProfile } from './es.js';
+import { isRegionName, regionNames, type RegionName } from './names.js';
 import type { RegionProfile } from './profile.js';
 
 export type { RegionProfile } from './profile.js';
+export { DEFAULT_REGION, isRegionName, regionNames, type RegionName } from './names.js';
 
-// Adding a country means adding its profile here; the supplier configuration selects one by name.
-const profiles: Readonly<Record<string, RegionProfile>> = { ES: esProfile };
-
-export const regionNames: readonly string[] = Object.keys(profiles);
-
-/** The validation profile of a supplier created without one, and of a body naming no (known) supplier. */
-export const DEFAULT_REGION = 'ES';
-
-export function isRegionName(name: string): boolean {
-  return Object.hasOwn(profiles, name);
-}
+// Adding a country means adding its name to names.ts and its profile here; a supplier selects one by name.
+const profiles: Readonly<Record<RegionName, RegionProfile>> = { ES: esProfile };
 
 /** A supplier's region has no profile: a configuration error, which no retry can mend. */
 export class UnknownRegionError extends Error {
@@ -25,7 +18,6 @@ export class UnknownRegionError extends Error {
 
 /** Throws `UnknownRegionError` for an unknown name: the region comes from configuration. */
 export function getRegionProfile(name: string): RegionProfile {
-  const profile = isRegionName(name) ? profiles[name] : undefined;
-  if (!profile) throw new UnknownRegionError(name);
-  return profile;
+  if (!isRegionName(name)) throw new UnknownRegionError(name);
+  return profiles[name];
 }
