@@ -1,3 +1,4 @@
+import { DEFAULT_REGION } from '../domain/region/names.js';
 import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import {
@@ -81,7 +82,7 @@ export function creationValidationContext(
     catalogue = buildCatalogue(knownCatalogueExtra(config.CATALOGUE_EXTRA));
     catalogues.set(config, catalogue);
   }
-  return { region: region ?? 'ES', catalogue, today: now.toISOString().slice(0, 10) };
+  return { region: region ?? DEFAULT_REGION, catalogue, today: now.toISOString().slice(0, 10) };
 }
 
 /** One account per import process, by construction: its id is derived from the process key (and found by it). */

@@ -1,3 +1,4 @@
+import { DEFAULT_REGION } from '../domain/region/names.js';
 import { Schema, type InferSchemaType } from 'mongoose';
 
 export const supplierStatuses = ['Ongoing', 'Paused', 'Complete'] as const;
@@ -11,7 +12,7 @@ export const importSupplierSchema = new Schema(
     documentRoot: { type: String, default: '' },
     documentBucket: { type: String, default: null },
     sendMigrationEmail: { type: Boolean, default: false },
-    region: { type: String, default: 'ES' },
+    region: { type: String, default: DEFAULT_REGION },
     operationsTeamAutoAllocation: { type: Boolean, default: false },
   },
   { timestamps: true, collection: 'import_suppliers' },
