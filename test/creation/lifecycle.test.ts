@@ -270,6 +270,16 @@ describe('create', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('account_failed_validation');
     expect(res.json().errors).toEqual([expect.objectContaining({ attr: 'billing_postcode' })]);
+    // The worker's findings as codes and paths: no value of the payload in the answer, the job or the record.
+    const [error] = res.json().errors as Array<{ code: string; attr: string; detail: string }>;
+    expect(error!.detail).not.toContain('ABC');
+    const process = await t.app.db.models.AccountImportProcess.findById(
+      processKey(SUPPLIER, 'STALE-1'),
+    ).lean();
+    expect(JSON.parse(process!.creationRefusal!)).toEqual({
+      code: 'account_failed_validation',
+      errors: [{ code: error!.code, attr: 'billing_postcode' }],
+    });
     expect((await api.status('STALE-1')).json().status).toBe('UNKNOWN');
   });
 
