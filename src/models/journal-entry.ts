@@ -23,7 +23,7 @@ export const transactionOrigins = [
  * value converted, so 200 transactions as one string cost a quarter of 200 documents (or sub-documents).
  * - `ledgers`: every ledger's state after this entry (so the newest entry alone is the current state);
  * - `keys`: the natural keys this entry adds (`t:` transaction ids, `s:` statement ids), for duplicate checks;
- * - `records`: the transactions, statements and billing documents it adds, as stored.
+ * - `records`: the transactions, statements and billing documents it adds, as stored (deflated JSON text).
  * `writer` identifies the attempt that inserted it, so a writer whose insert's answer was lost knows it won.
  */
 export const journalEntrySchema = new Schema(
@@ -35,7 +35,8 @@ export const journalEntrySchema = new Schema(
     writer: { type: String, required: true },
     ledgers: { type: String, required: true },
     keys: { type: String, required: true },
-    records: { type: String, required: true },
+    /** JSON text, deflated (see `storage/packed-text.ts`). */
+    records: { type: Schema.Types.Mixed, required: true },
     /** Entries never change: a creation time, no update time or version. */
     createdAt: { type: Date, required: true },
   },

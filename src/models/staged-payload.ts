@@ -9,7 +9,8 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 export const stagedPayloadSchema = new Schema(
   {
     _id: { type: String, required: true },
-    payload: { type: String, required: true },
+    /** The payload's JSON text, deflated (see `storage/packed-text.ts`); older documents hold the text itself. */
+    payload: { type: Schema.Types.Mixed, required: true },
     stagedAt: { type: Date, required: true },
   },
   { collection: 'staged_payloads', versionKey: false },

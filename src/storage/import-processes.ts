@@ -3,6 +3,7 @@ import type { Types } from 'mongoose';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { stagedPayloadModel } from '../models/staged-payload.js';
+import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
 import { isDuplicateKey } from '../infra/mongo.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
@@ -36,12 +37,13 @@ export async function loadStagedPayload(models: Models, key: string, hash?: stri
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   if (hash !== undefined) {
     const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
-    if (archived) return archived.payload;
+    if (archived) return unpackText(archived.payload);
     const current = await payloads.findById(key).select({ payload: 1 }).lean();
-    return current && payloadHash(current.payload) === hash ? current.payload : null;
+    const text = current ? unpackText(current.payload) : null;
+    return text !== null && payloadHash(text) === hash ? text : null;
   }
   const doc = await payloads.findById(key).select({ payload: 1 }).lean();
-  return doc?.payload ?? null;
+  return doc ? unpackText(doc.payload) : null;
 }
 
 /** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */
@@ -66,14 +68,11 @@ export async function storeStagedPayload(
 ): Promise<'created' | 'updated'> {
   const _id = processKey(input.importSupplier, input.externalAccountNumber);
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
-  const payloadDoc = { _id, payload: input.payload, stagedAt: input.now };
+  const packed = packText(input.payload);
+  const payloadDoc = { _id, payload: packed, stagedAt: input.now };
   const replacePayload = () =>
     upsertById(() =>
-      payloads.updateOne(
-        { _id },
-        { $set: { payload: input.payload, stagedAt: input.now } },
-        { upsert: true },
-      ),
+      payloads.updateOne({ _id }, { $set: { payload: packed, stagedAt: input.now } }, { upsert: true }),
     );
   const markStaged = () =>
     retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
@@ -122,10 +121,11 @@ async function archiveCurrent(
   now: Date,
 ): Promise<void> {
   const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1 }).lean();
-  if (!current || current.payload === next) return;
+  const text = current ? unpackText(current.payload) : null;
+  if (!current || text === null || text === next) return;
   const doc = {
-    _id: archiveKey(key, payloadHash(current.payload)),
-    payload: current.payload,
+    _id: archiveKey(key, payloadHash(text)),
+    payload: packText(text),
     stagedAt: current.stagedAt,
   };
   await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));

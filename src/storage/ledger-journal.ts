@@ -11,6 +11,7 @@ import {
 import { signedMinor } from '../domain/money.js';
 import type { Transaction } from '../schemas/transaction.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
 
 /**
@@ -249,7 +250,7 @@ export class LedgerJournal {
       const entry = await this.model.findById(journalEntryId(hex, seq)).lean<JournalEntryDoc>().exec();
       if (!entry) break;
       head = fold(accountId, head, seq, entry);
-      const records = JSON.parse(entry.records) as JournalRecords;
+      const records = JSON.parse(unpackText(entry.records)) as JournalRecords;
       history.transactions.push(...(records.transactions ?? []));
       history.statements.push(...(records.statements ?? []));
       history.billingDocuments.push(...(records.billingDocuments ?? []));
@@ -275,7 +276,7 @@ export class LedgerJournal {
         writer: randomUUID(),
         ledgers: JSON.stringify(content.ledgers),
         keys: JSON.stringify(content.keys),
-        records: JSON.stringify(content.records),
+        records: packText(JSON.stringify(content.records)),
         createdAt: now,
       },
       now,
