@@ -5,16 +5,12 @@ import type { ZodType } from 'zod';
 import type { Config } from '../config.js';
 import type { Clock } from '../auth/tokens.js';
 import { registerErrorHandling } from './error-handler.js';
-import authPlugin from './plugins/auth.js';
-import docsPlugin from './plugins/docs.js';
 import metricsPlugin from './plugins/metrics.js';
 import dashboardPlugin from './plugins/dashboard.js';
 import queuesPlugin from './plugins/queues.js';
 import servicesPlugin from './plugins/services.js';
-import tenancyPlugin from './plugins/tenancy.js';
-import graphqlRoutes from './routes/graphql.js';
 import healthRoutes from './routes/health.js';
-import dataImportRoutes from './routes/data-import/index.js';
+import { registerDocumentedApi } from './routes/index.js';
 
 export type AppOptions = { config: Config; clock?: Clock };
 
@@ -39,12 +35,9 @@ export default fp<AppOptions>(
     await app.register(queuesPlugin);
     if (opts.config.METRICS_ENABLED) await app.register(metricsPlugin);
     await app.register(dashboardPlugin);
-    await app.register(docsPlugin);
-    await app.register(authPlugin);
-    await app.register(tenancyPlugin);
+    // Health checks are not part of the documented API (nor behind authentication).
     await app.register(healthRoutes);
-    await app.register(graphqlRoutes);
-    await app.register(dataImportRoutes, { prefix: '/v1/data-import' });
+    await registerDocumentedApi(app);
   },
   { name: 'app' },
 );

@@ -5,16 +5,12 @@ import mongoose from 'mongoose';
 import { TokenService } from '../../auth/tokens.js';
 import { loadConfig } from '../../config.js';
 import { modelsFor } from '../../models/index.js';
-import docsPlugin from '../plugins/docs.js';
-import authPlugin from '../plugins/auth.js';
-import tenancyPlugin from '../plugins/tenancy.js';
 import type { Queues } from '../plugins/queues.js';
-import graphqlRoutes from '../routes/graphql.js';
-import dataImportRoutes from '../routes/data-import/index.js';
+import { registerDocumentedApi } from '../routes/index.js';
 
-// The OpenAPI document without a database or Redis (for the linter and for tooling): the app's docs, auth
-// and routes registered over stand-ins of the services that are never opened, since building the document
-// runs no request. A test checks that it equals the document a running service serves at /docs/json.
+// The OpenAPI document without a database or Redis (for the linter and for tooling): the app's documented API
+// (`registerDocumentedApi`, shared with app.ts) registered over stand-ins of the services that are never
+// opened, since building the document runs no request. A test checks that it equals the document a running service serves at /docs/json.
 
 const offline = (): never => {
   throw new Error('the offline OpenAPI app serves no requests');
@@ -67,11 +63,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
   try {
     await app.register(standIns);
     await app.register(queuesName);
-    await app.register(docsPlugin);
-    await app.register(authPlugin);
-    await app.register(tenancyPlugin);
-    await app.register(graphqlRoutes);
-    await app.register(dataImportRoutes, { prefix: '/v1/data-import' });
+    await registerDocumentedApi(app);
     await app.ready();
     return app.swagger() as unknown as Record<string, unknown>;
   } finally {
