@@ -19,7 +19,8 @@ import {
   type RecordContext,
 } from './records.js';
 import { derivedId } from '../models/record-ids.js';
-import { findAccount, insertAccount, insertMissing, type AccountRow } from '../storage/accounts.js';
+import { findAccount, insertAccount, type AccountRow } from '../storage/accounts.js';
+import { insertNotes } from '../storage/notes.js';
 import { findProcess, markImported, recordCreationRefusal } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import { creationLookups } from './lookups.js';
@@ -248,7 +249,7 @@ async function writeRecords(
   now: Date,
 ) {
   await Promise.all([
-    insertMissing(db.models.Note, buildNotes(data, ctx), now),
+    insertNotes(db.models, buildNotes(data, ctx), now),
     storageFor(db.models).journal.open(ctx.accountId, buildJournalOpening(data, raw, ctx), now),
   ]);
 }

@@ -49,6 +49,7 @@ export async function importNotes(
       unpinAt: p.note.unpin_at ? new Date(p.note.unpin_at) : null,
       origin: 'note_import' as const,
     })),
+    now,
   );
   const insertedIndexes = new Set(toInsert.filter((_, i) => inserted.has(i)).map(({ index }) => index));
 
@@ -100,18 +101,22 @@ export async function addRedatingNote(
     .update(JSON.stringify([ledger.code, [...transactionIds].sort()]))
     .digest('hex');
   const dedupKey = `system:redated-transactions:${digest}`;
-  await insertNotes(models, [
-    {
-      _id: noteIdFor(accountId, dedupKey),
-      accountId,
-      dedupKey,
-      contentHash: `system:${digest}`,
-      body,
-      documentPaths: [],
-      noteCreatedAt: now,
-      isPinned: true,
-      unpinAt: null,
-      origin: 'system' as const,
-    },
-  ]);
+  await insertNotes(
+    models,
+    [
+      {
+        _id: noteIdFor(accountId, dedupKey),
+        accountId,
+        dedupKey,
+        contentHash: `system:${digest}`,
+        body,
+        documentPaths: [],
+        noteCreatedAt: now,
+        isPinned: true,
+        unpinAt: null,
+        origin: 'system' as const,
+      },
+    ],
+    now,
+  );
 }

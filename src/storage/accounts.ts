@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Model, Types } from 'mongoose';
+import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { retryTransient } from './transient.js';
 
 /**
- * The repository of accounts (and of the notes a creation writes with them). Reads are by `_id` (derived from
+ * The repository of accounts. Reads are by `_id` (derived from
  * the import process key, see `accountIdFor`); inserts go through the group commit and are retried on
  * SQLITE_BUSY, and a duplicate key means "already there" (a retried creation converges).
  */
@@ -30,14 +30,6 @@ export type AccountRow = {
 /** The account created for a process, if any (read by `_id`). */
 export async function findAccount(models: Models, accountId: Types.ObjectId) {
   return models.Account.findById(accountId).lean<AccountRow>();
-}
-
-/** Inserts every document that does not exist yet; existing ones (same `_id` or unique key) are skipped. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
-export async function insertMissing(model: Model<any>, docs: object[], now: Date): Promise<void> {
-  if (docs.length === 0) return;
-  const complete = docs.map((doc) => completeDocument(model, doc, now));
-  await retryTransient(() => batchedInsert(model, complete));
 }
 
 /** Inserts the account with a fresh random number, retrying on a number collision; converges if it exists. */

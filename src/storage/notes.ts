@@ -1,7 +1,8 @@
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import { noteIdFor } from '../models/record-ids.js';
-import { insertIgnoringDuplicates } from './inserts.js';
+import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { retryTransient } from './transient.js';
 
 /**
  * The repository of notes. A note's `_id` is derived from (account, dedup key), so identical notes converge on
@@ -24,9 +25,15 @@ export type NoteDocument = {
   origin: 'account_payload' | 'note_import' | 'system';
 };
 
-/** Inserts notes, skipping those that exist; returns the indexes this call inserted. */
-export function insertNotes(models: Models, notes: NoteDocument[]): Promise<Set<number>> {
-  return insertIgnoringDuplicates(models.Note, notes);
+/**
+ * Inserts notes, skipping those that exist (a creation's notes, an import's, a re-dating note), through the
+ * group commit; returns the indexes this call inserted.
+ */
+export async function insertNotes(models: Models, notes: NoteDocument[], now: Date): Promise<Set<number>> {
+  if (notes.length === 0) return new Set();
+  const docs = notes.map((note) => completeDocument(models.Note, note, now));
+  const outcomes = await retryTransient(() => batchedInsert(models.Note, docs));
+  return new Set(outcomes.flatMap((outcome, i) => (outcome === 'inserted' ? [i] : [])));
 }
 
 /**
