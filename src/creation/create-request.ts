@@ -89,18 +89,18 @@ export class CreateRequests {
     // Whether the account is staged, skipped or imported is the worker's to say (as the job's result): the
     // request path reads no process, so the queue hop costs Redis round trips only.
     let teamId: string | null;
-    let job: { id: string; attempt: number } | CreateRequestResult;
+    let job: { id: string; attempt: number } | CreateRequestResult = { status: 'unknown_team' };
     try {
       teamId = await req.teamId();
-      job = !teamId
-        ? { status: 'unknown_team' }
-        : slot.claimed
+      if (teamId)
+        job = slot.claimed
           ? { id: createJobId(processId, slot.attempt), attempt: slot.attempt }
           : await this.chooseJob(member, processId, slot, req);
     } catch (err) {
       await this.slots.release(member).catch(() => undefined);
       throw err;
     }
+    // No team, or the account's create is already running (a dry run), or Redis failed: not queued.
     if ('status' in job || !teamId) {
       await this.slots.release(member).catch(() => undefined);
       return 'status' in job ? job : { status: 'unknown_team' };
