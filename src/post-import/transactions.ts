@@ -63,20 +63,19 @@ function plan(head: JournalHead, ledger: LedgerState, input: TransactionImport):
   const openStart = ledger.openPeriodStart;
   const results: (TransactionResult | null)[] = [];
   const toWrite: Planned[] = [];
-  const seen = new Set<string>();
   for (const [index, t] of input.transactions.entries()) {
     const raw = input.raws[index] ?? {};
     const fail = (detail: string): Plan => ({
       ok: false,
       error: { status: TRANSACTION_IMPORT_ERROR, error_detail: detail, transaction_data: raw },
     });
-    if (head.keys.has(transactionKey(t.transaction_id)) || seen.has(t.transaction_id)) {
+    // (Ids repeated inside one request are refused by validation, before this.)
+    if (head.keys.has(transactionKey(t.transaction_id))) {
       if (!input.checkPreviouslyAdded)
         return fail(`Transaction ${t.transaction_id} already exists on the account.`);
       results.push({ status: TRANSACTION_ALREADY_EXISTS, transaction_data: raw });
       continue;
     }
-    seen.add(t.transaction_id);
     results.push(null);
     if (openStart !== null && t.transaction_date < openStart) {
       if (!input.forceAddToCurrentStatement) {

@@ -192,7 +192,7 @@ export class LedgerJournal {
     await retryTransient(() => batchedInsert(this.model, [doc]));
   }
 
-  /** The account's current head, or null when it has no journal (an account created without ledgers data). */
+  /** The account's current head, or null when it has no journal yet (its creation has not written entry 0). */
   async head(accountId: Types.ObjectId): Promise<JournalHead | null> {
     const hex = accountId.toHexString();
     let head = this.heads.get(hex) ?? null;
