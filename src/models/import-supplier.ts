@@ -14,6 +14,8 @@ export const importSupplierSchema = new Schema(
     sendMigrationEmail: { type: Boolean, default: false },
     region: { type: String, default: DEFAULT_REGION },
     operationsTeamAutoAllocation: { type: Boolean, default: false },
+    /** The team v2 schedules use when the account payload names none (`supplier set-default-team`). */
+    defaultOperationsTeamId: { type: Schema.Types.ObjectId, default: null },
   },
   { timestamps: true, collection: 'import_suppliers' },
 );

@@ -7,6 +7,7 @@ import { noteSchema } from './note.js';
 import { paymentInstructionSchema } from './payment-instruction.js';
 import { apiKeySchema } from './api-key.js';
 import { importSupplierSchema } from './import-supplier.js';
+import { importEventSchema } from './import-event.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 
@@ -22,6 +23,7 @@ function register(conn: Connection) {
     Note: conn.model('Note', noteSchema),
     PaymentInstruction: conn.model('PaymentInstruction', paymentInstructionSchema),
     EmailDelivery: conn.model('EmailDelivery', emailDeliverySchema),
+    ImportEvent: conn.model('ImportEvent', importEventSchema),
   };
 }
 

@@ -5,7 +5,12 @@ import { z } from 'zod';
  * Every job the service runs: its queue, its payload schema and default options. Job data holds ids and
  * flags only, never documents or personal data (it is stored in clear text in Redis).
  */
-export const queueNames = ['account-creation', 'payment-verification', 'migration-email'] as const;
+export const queueNames = [
+  'account-creation',
+  'payment-verification',
+  'migration-email',
+  'webhooks',
+] as const;
 export type QueueName = (typeof queueNames)[number];
 
 const requestId = z.string().max(128);
@@ -22,6 +27,24 @@ export const jobCatalog = {
       requestId,
     }),
     options: { attempts: 5, backoff: { type: 'exponential', delay: 200 } },
+  },
+  /** A v2 scheduled creation: delayed until its window starts (see `creation/scheduled-task.ts`). */
+  'run-import-task': {
+    queue: 'account-creation',
+    data: z.object({
+      processId: z.string(),
+      /** The task: the history position of its SCHEDULED event. */
+      taskId: z.number().int().nonnegative(),
+      requestId,
+    }),
+    // Failures are retried by the task itself; a crash (stall) reruns it.
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+  },
+  /** Fans one recorded import event out to the organisation's webhook endpoints (see `src/webhooks/`). */
+  'dispatch-event': {
+    queue: 'webhooks',
+    data: z.object({ eventKey: z.string(), requestId }),
+    options: { attempts: 10, backoff: { type: 'exponential', delay: 1_000 } },
   },
   'verify-payment-instruction': {
     queue: 'payment-verification',

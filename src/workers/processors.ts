@@ -4,12 +4,16 @@ import type { WorkerContext } from './context.js';
 import { createAccountJob } from './create-account.js';
 import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
+import { runImportTaskJob } from './run-import-task.js';
+import { dispatchEventJob } from '../webhooks/dispatch-event.js';
 
 /** job name -> processor; the compiler checks every job in the catalogue has one. */
 export const processors: {
   [N in JobName]: (data: JobData<N>, job: Job, ctx: WorkerContext) => Promise<unknown>;
 } = {
   'create-account': createAccountJob,
+  'run-import-task': runImportTaskJob,
+  'dispatch-event': dispatchEventJob,
   'verify-payment-instruction': verifyPaymentInstructionJob,
   'send-migration-email': sendMigrationEmailJob,
 };

@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Types } from 'mongoose';
+import {
+  emptyState,
+  eventName,
+  foldEvent,
+  VOID_EVENT,
+  webhookTypeOf,
+  type NewEvent,
+  type ProcessEvent,
+  type ProcessEventKind,
+  type ProcessState,
+  type WebhookEventType,
+} from '../domain/import-process/state.js';
+import { formatUtcDatetime } from '../schemas/primitives.js';
+import type { Models } from '../models/index.js';
+import { postImportEventId, processEventId, type ImportEventDoc } from '../models/import-event.js';
+import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { retryTransient } from './transient.js';
+
+/**
+ * The repository of import events (`models/import-event.ts`): each process's append-only history, which is
+ * its v2 state, and the outbox of the webhooks that report it.
+ *
+ * Like the ledger journal, a change is decided against the head it read and written as the insert of the
+ * next position; the loser of a race (duplicate `_id`) reads the head again and decides again. So a cancel
+ * and a task's start cannot both win, and two runs cannot both record an outcome over the same state.
+ * FerretDB measures kept here: entries are read by exact `_id` only (the head found by probing the next
+ * position from the last one seen, remembered per process), and inserts go through the group commit.
+ */
+
+export type ProcessIdentity = {
+  key: string;
+  organisationId: Types.ObjectId;
+  importSupplier: string;
+  externalAccountNumber: string;
+};
+
+/** What a caller hands to the webhook relay: the event's `_id` (the queue job is keyed by its `eventId`). */
+export type RecordedEvent = { _id: string; eventId: string; dispatched: boolean };
+
+export type ProcessDecision<T> = { event: NewEvent | null; result: T };
+
+export class ProcessEventContention extends Error {
+  constructor(key: string) {
+    super(`the import events of ${key} kept changing under their writer`);
+  }
+}
+
+type EntryFields = Pick<ImportEventDoc, '_id' | 'event' | 'data' | 'run' | 'occurredAt' | 'writer'>;
+
+const MAX_ATTEMPTS = 25;
+
+export class ProcessEventLog {
+  private readonly heads = new LRUCache<string, ProcessState>({ max: 200_000 });
+
+  constructor(private readonly model: Models['ImportEvent']) {}
+
+  /** The process's current state (`emptyState` when it has no history). */
+  async state(key: string): Promise<ProcessState> {
+    let state = this.heads.get(key) ?? emptyState;
+    for (;;) {
+      const seq = state.seq + 1;
+      const entry = await retryTransient(() =>
+        this.model
+          .findById(processEventId(key, seq), { event: 1, data: 1, run: 1, occurredAt: 1 })
+          .lean<EntryFields>()
+          .exec(),
+      );
+      if (!entry) break;
+      state = foldEvent(state, seq, toEvent(seq, entry));
+    }
+    if (state.seq >= 0) this.heads.set(key, state);
+    return state;
+  }
+
+  /** The whole history, oldest first (VOID entries left out). */
+  async history(key: string): Promise<ProcessEvent[]> {
+    const events: ProcessEvent[] = [];
+    for (let seq = 0; ; seq++) {
+      const entry = await this.model.findById(processEventId(key, seq)).lean<EntryFields>().exec();
+      if (!entry) break;
+      const event = toEvent(seq, entry);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  /**
+   * Decides and appends one event. `decide` sees the current state and returns the event to append (or
+   * none) and the answer to give; when another writer appended first, it is called again with the new state.
+   * Returns the answer, the recorded event (for the webhook relay) and the state after it.
+   */
+  async append<T>(
+    process: ProcessIdentity,
+    decide: (state: ProcessState) => ProcessDecision<T> | Promise<ProcessDecision<T>>,
+    now: Date,
+  ): Promise<{ result: T; recorded: RecordedEvent | null; state: ProcessState }> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const state = await this.state(process.key);
+      const { event, result } = await decide(state);
+      if (!event) return { result, recorded: null, state };
+      const seq = state.seq + 1;
+      const doc = this.processEventDocument(process, seq, event, now);
+      const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
+      const after = () => foldEvent(state, seq, toEvent(seq, doc));
+      if (outcome === 'inserted') {
+        this.heads.set(process.key, after());
+        return { result, recorded: doc, state: after() };
+      }
+      const there = await this.model.findById(doc._id, { writer: 1 }).lean<{ writer: string }>().exec();
+      if (there?.writer === doc.writer) {
+        this.heads.delete(process.key);
+        return { result, recorded: doc, state: after() };
+      }
+    }
+    throw new ProcessEventContention(process.key);
+  }
+
+  /**
+   * Fills position `seq` with a VOID entry unless something is there already: a writer that claimed the
+   * position (e.g. a schedule that queued its task first) and never wrote it. A writer still on its way then
+   * loses the insert and decides again at the next position. Returns whether the position was voided.
+   */
+  async voidPosition(process: ProcessIdentity, seq: number, now: Date): Promise<boolean> {
+    const doc = completeDocument(
+      this.model,
+      {
+        _id: processEventId(process.key, seq),
+        eventId: newEventId(),
+        organisationId: process.organisationId,
+        importSupplier: process.importSupplier,
+        externalAccountNumber: process.externalAccountNumber,
+        seq,
+        event: VOID_EVENT,
+        type: null,
+        data: '{}',
+        run: null,
+        body: null,
+        dispatched: true,
+        writer: randomUUID(),
+        occurredAt: now,
+      },
+      now,
+    );
+    const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
+    if (outcome === 'inserted') this.heads.delete(process.key);
+    return outcome === 'inserted';
+  }
+
+  /** The entry at a position, if written: what a queued task checks its own SCHEDULED event by. */
+  async at(key: string, seq: number): Promise<ProcessEvent | 'void' | null> {
+    const entry = await retryTransient(() =>
+      this.model.findById(processEventId(key, seq)).lean<EntryFields>().exec(),
+    );
+    if (!entry) return null;
+    return toEvent(seq, entry) ?? 'void';
+  }
+
+  /**
+   * Records a post-import event (`ref` identifies the write it reports, so recording it twice is a no-op).
+   * Returns the event for the relay.
+   */
+  async recordPostImport(
+    process: ProcessIdentity & { krakenAccountNumber: string },
+    input: {
+      type: Extract<WebhookEventType, `${string}post_import${string}`>;
+      resource: string;
+      ref: string;
+      count: number;
+      error?: { code: string; detail: string; domain: string };
+    },
+    now: Date,
+  ): Promise<RecordedEvent> {
+    const eventId = newEventId();
+    const data = {
+      import_supplier: process.importSupplier,
+      external_account_number: process.externalAccountNumber,
+      kraken_account_number: process.krakenAccountNumber,
+      resource: input.resource,
+      count: input.count,
+      ...(input.error ? { error: input.error } : {}),
+    };
+    const doc = completeDocument(
+      this.model,
+      {
+        _id: postImportEventId(process.key, input.resource, input.ref),
+        eventId,
+        organisationId: process.organisationId,
+        importSupplier: process.importSupplier,
+        externalAccountNumber: process.externalAccountNumber,
+        seq: null,
+        event: null,
+        type: input.type,
+        data: JSON.stringify(data),
+        run: null,
+        body: webhookBody(eventId, input.type, now, data),
+        dispatched: false,
+        writer: randomUUID(),
+        occurredAt: now,
+      },
+      now,
+    );
+    const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
+    if (outcome === 'inserted') return doc;
+    const there = await this.model
+      .findById(doc._id, { eventId: 1, dispatched: 1 })
+      .lean<RecordedEvent>()
+      .exec();
+    return there ?? doc;
+  }
+
+  private processEventDocument(process: ProcessIdentity, seq: number, event: NewEvent, now: Date) {
+    const eventId = newEventId();
+    const type = webhookTypeOf[event.kind];
+    return completeDocument(
+      this.model,
+      {
+        _id: processEventId(process.key, seq),
+        eventId,
+        organisationId: process.organisationId,
+        importSupplier: process.importSupplier,
+        externalAccountNumber: process.externalAccountNumber,
+        seq,
+        event: event.kind,
+        type,
+        data: JSON.stringify(event.data),
+        run: event.run ?? null,
+        body: type ? webhookBody(eventId, type, now, webhookData(process, event)) : null,
+        dispatched: type === null,
+        writer: randomUUID(),
+        occurredAt: now,
+      },
+      now,
+    );
+  }
+}
+
+export const newEventId = () => `evt_${randomUUID().replaceAll('-', '')}`;
+
+/** The webhook's `data`: who the event is about, and the error of a failure. Never personal data. */
+function webhookData(process: ProcessIdentity, event: NewEvent): Record<string, unknown> {
+  const error = event.data.error as Record<string, unknown> | undefined;
+  return {
+    import_supplier: process.importSupplier,
+    external_account_number: process.externalAccountNumber,
+    kraken_account_number: (event.data.kraken_account_number as string | undefined) ?? null,
+    ...(error ? { error } : {}),
+  };
+}
+
+function webhookBody(eventId: string, type: string, at: Date, data: Record<string, unknown>): string {
+  return JSON.stringify({ id: eventId, type, occurred_at: formatUtcDatetime(at), data });
+}
+
+function toEvent(seq: number, entry: Pick<EntryFields, 'event' | 'data' | 'run' | 'occurredAt'>) {
+  if (!entry.event || entry.event === VOID_EVENT) return null;
+  return {
+    seq,
+    kind: entry.event as ProcessEventKind,
+    occurredAt: entry.occurredAt,
+    data: JSON.parse(entry.data) as Record<string, unknown>,
+    run: entry.run ?? null,
+  } satisfies ProcessEvent;
+}
+
+/** The status body's `latest_event`, and an item of the history. */
+export function describeEvent(event: ProcessEvent) {
+  const { operations_team_id: _team, ...data } = event.data;
+  return { event: eventName(event.kind), occurred_at: formatUtcDatetime(event.occurredAt), data };
+}
