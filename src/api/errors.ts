@@ -22,6 +22,15 @@ export const errorCatalogue = {
     status: 400,
     detail: 'Account would import successfully. Rolled back due to dry run.',
   },
+  import_process_failed_validation: { status: 400, detail: 'The import process failed validation.' },
+  operations_team_should_be_provided: {
+    status: 400,
+    detail: 'Name an operations team in the payload, or set a default team for the import supplier.',
+  },
+  import_process_not_cancellable: {
+    status: 400,
+    detail: 'Only a scheduled task that has not started can be cancelled.',
+  },
   ledger_not_found: { status: 400, detail: 'The ledger does not exist on the account.' },
   ledger_has_finalized_billing_document: {
     status: 400,

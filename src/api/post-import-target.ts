@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { relayEvents } from '../webhooks/relay.js';
 import { ApiError } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
 import { validationContext } from './validation.js';
@@ -74,4 +76,55 @@ export function documentLocation(
   path: string,
 ): string {
   return storageLocation(supplier.documentBucket ?? defaultBucket, supplier.documentRoot ?? '', path);
+}
+
+export type PostImportResource =
+  'notes' | 'transactions' | 'billing_documents' | 'statements' | 'payment_instruction';
+
+/**
+ * Publishes a post-import write (`post_import.completed-v1`) or a vendor's refusal of a payment instruction
+ * (`post_import.error-v1`). Recorded after the write it reports and before the answer: its id is derived
+ * from the request, so a retried request that writes again records nothing twice. A failure to record is
+ * logged, never turned into an error: the data is written and a retry would only be refused as a duplicate.
+ */
+export async function publishPostImport(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  supplier: Pick<SupplierDoc, 'code' | 'organisationId'>,
+  account: AccountRow,
+  externalAccountNumber: string,
+  input: { resource: PostImportResource; count: number; error?: { code: string; detail: string } },
+): Promise<void> {
+  if (input.count === 0 && !input.error) return;
+  const ref = createHash('sha256')
+    .update(JSON.stringify(request.body ?? null))
+    .digest('hex')
+    .slice(0, 32);
+  try {
+    const event = await storage(app).events.recordPostImport(
+      {
+        key: processKey(supplier.code, externalAccountNumber),
+        organisationId: supplier.organisationId,
+        importSupplier: supplier.code,
+        externalAccountNumber,
+        krakenAccountNumber: account.number,
+      },
+      {
+        type: input.error
+          ? 'data_import.import_process.post_import.error-v1'
+          : 'data_import.import_process.post_import.completed-v1',
+        resource: input.resource,
+        ref: input.error ? `${ref}:${input.error.code}` : ref,
+        count: input.count,
+        ...(input.error ? { error: { ...input.error, domain: 'post_import' } } : {}),
+      },
+      app.clock(),
+    );
+    await relayEvents(app.queues.queue('webhooks'), [event], request.id);
+  } catch (err) {
+    request.log.error(
+      { err: (err as Error).message, resource: input.resource },
+      'post-import event not recorded',
+    );
+  }
 }

@@ -24,6 +24,7 @@ import { insertNotes } from '../storage/notes.js';
 import { findProcess, markImported, recordCreationRefusal } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import { creationLookups } from './lookups.js';
+import { CreationRun, type RunIdentity } from './runs.js';
 
 /**
  * Account creation: the staged payload becomes the account and its records. Idempotent by construction,
@@ -44,6 +45,11 @@ export type CreationInput = {
    * concurrency slot check runs alongside the reads instead of ahead of them. It may throw to stop the run.
    */
   beforeWrites?: () => Promise<void>;
+  /**
+   * The run's place in the process's history (STARTED, then its outcome). Without it nothing is recorded;
+   * a v1 dry run records nothing either.
+   */
+  run?: RunIdentity;
 };
 
 export type CreationDeps = { db: Database; config: Config; clock: () => Date };
@@ -54,7 +60,9 @@ export type CreationRefusal =
   | 'import_supplier_migration_not_ongoing'
   | 'operations_team_name_does_not_exist'
   | 'account_failed_validation'
-  | 'dry_run_rolled_back';
+  | 'dry_run_rolled_back'
+  /** A scheduled task that is no longer the process's to run (replaced, cancelled or overtaken). */
+  | 'task_superseded';
 
 /** A validation finding without its detail (which may quote payload values): its code and path only. */
 export type RefusedField = { code: string; attr: string };
@@ -118,6 +126,37 @@ async function recordInvalid(
 }
 
 export async function createAccount(deps: CreationDeps, input: CreationInput): Promise<CreationOutcome> {
+  let run: CreationRun | null = null;
+  const outcome = await createFromProcess(deps, input, (process) => {
+    if (!input.run || (input.dryRun && input.run.taskId === null)) return null;
+    run = new CreationRun(
+      storageFor(deps.db.models).events,
+      {
+        key: process._id,
+        organisationId: process.organisationId,
+        importSupplier: process.importSupplier,
+        externalAccountNumber: process.externalAccountNumber,
+      },
+      input.run,
+      deps.clock,
+    );
+    return run;
+  });
+  // A refusal is recorded before the job's answer: whoever learns the outcome finds it in the history too.
+  // (A creation records its PROCESSED itself, before marking the process imported.)
+  if (run && !outcome.ok && outcome.code !== 'task_superseded')
+    await (run as CreationRun).finish(outcome, input.dryRun);
+  return outcome;
+}
+
+/** The run that tells the process's history, made once the process is read (null: nothing recorded). */
+type RunFor = (process: NonNullable<Awaited<ReturnType<typeof findProcess>>>) => CreationRun | null;
+
+async function createFromProcess(
+  deps: CreationDeps,
+  input: CreationInput,
+  runFor: RunFor,
+): Promise<CreationOutcome & { code?: string }> {
   const { models } = deps.db;
   const lookups = creationLookups(deps.db, deps.config);
   // The API reads no process before enqueueing: these refusals, in the API's documented order, are the
@@ -148,6 +187,12 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
       kraken_account_number: process.krakenAccountNumber,
     };
   }
+  // A v1 create's start is recorded alongside the reads below (its outcome is recorded after it: `finish`
+  // waits for it). A task decides first: one the process no longer waits for stops here, before any effect.
+  const run = runFor(process);
+  const started = run?.begin();
+  started?.catch(() => undefined);
+  if (input.run?.taskId != null && (await started) === 'skip') return refuse('task_superseded');
   if (process.skipped) return refuse('account_import_process_skipped');
   if (!process.stagedAt) return refuse('import_process_does_not_exist');
 
@@ -224,6 +269,16 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
   const ctx = recordContext(account._id);
   await writeRecords(deps.db, data, raw, ctx, deps.clock());
 
+  const created = {
+    ok: true as const,
+    kraken_account_number: account.number,
+    account_id: account._id.toHexString(),
+    send_email: account.migrationEmailStatus === 'pending',
+  };
+  // The history's PROCESSED comes before the mark: a run interrupted between the two finds the process not
+  // imported, runs again (every write so far is idempotent) and finds PROCESSED recorded (not recorded twice).
+  await run?.finish(created, false);
+
   // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
   // and so its number and creation time, is the one account of this process, so every retry writes the same.
   // The job id lets a retry of this same job answer success again (see the top), any other "already imported".
@@ -232,12 +287,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
     accountCreatedAt: account.createdAt ?? deps.clock(),
     creationJobId: input.jobId,
   });
-  return {
-    ok: true,
-    kraken_account_number: account.number,
-    account_id: account._id.toHexString(),
-    send_email: account.migrationEmailStatus === 'pending',
-  };
+  return created;
 }
 
 /** The account's records: notes, and its ledger journal's first entry (ledgers, transactions, statements). */

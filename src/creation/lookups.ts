@@ -22,6 +22,8 @@ type SupplierRow = {
 export type CreationLookups = {
   supplier(code: string, organisationId: Types.ObjectId): Promise<SupplierRow | null>;
   teamExists(id: string): Promise<boolean>;
+  /** The id of the team with this name, or null. */
+  teamIdByName(name: string): Promise<string | null>;
 };
 
 const byDatabase = new WeakMap<Database, CreationLookups>();
@@ -40,6 +42,7 @@ function makeLookups(db: Database, ttlMs: number): CreationLookups {
   const suppliers =
     ttlMs > 0 ? new LRUCache<string, { row: SupplierRow | null }>({ max: 1_000, ttl: ttlMs }) : null;
   const teams = new LRUCache<string, true>({ max: 1_000 });
+  const teamIds = new LRUCache<string, string>({ max: 1_000 });
   return {
     async supplier(code, organisationId) {
       const key = `${organisationId.toHexString()}/${code}`;
@@ -55,6 +58,14 @@ function makeLookups(db: Database, ttlMs: number): CreationLookups {
       const found = (await models.OperationsTeam.exists({ _id: id })) !== null;
       if (found) teams.set(id, true);
       return found;
+    },
+    async teamIdByName(name) {
+      const cached = teamIds.get(name);
+      if (cached) return cached;
+      const team = await models.OperationsTeam.findOne({ name }).select({ _id: 1 }).lean();
+      if (!team) return null;
+      teamIds.set(name, team._id.toHexString());
+      return team._id.toHexString();
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { Types } from 'mongoose';
+import { onStaged } from '../domain/import-process/state.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { findProcess, storeStagedPayload } from '../storage/import-processes.js';
+import { storageFor } from '../storage/index.js';
 
 export { loadStagedPayload, payloadHash } from '../storage/import-processes.js';
 
@@ -10,7 +12,7 @@ export type StageOutcome =
   | { status: 'already_imported'; krakenAccountNumber: string }
   | { status: 'skipped' };
 
-type StageInput = {
+export type StageInput = {
   organisationId: Types.ObjectId;
   importSupplier: string;
   externalAccountNumber: string;
@@ -24,11 +26,28 @@ type StageInput = {
  * refusals are a read before the writes: a stage racing the final step of a create may still store its
  * payload after the account exists, which changes nothing (an imported process is never created from again,
  * and an interrupted creation resumes from the payload it started from).
+ * A first stage (v1 stage or v2 schedule) records the process's CREATED event.
  */
 export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
-  const existing = await findProcess(models, processKey(input.importSupplier, input.externalAccountNumber));
+  const key = processKey(input.importSupplier, input.externalAccountNumber);
+  const existing = await findProcess(models, key);
   if (existing?.krakenAccountNumber)
     return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
   if (existing?.skipped) return { status: 'skipped' };
-  return { status: await storeStagedPayload(models, input, existing !== null) };
+  const status = await storeStagedPayload(models, input, existing !== null);
+  // Only a process this stage brought into being can lack its CREATED event (or one staged before events
+  // were recorded, which keeps a history starting at its first schedule or create).
+  if (status === 'created') {
+    await storageFor(models).events.append(
+      {
+        key,
+        organisationId: input.organisationId,
+        importSupplier: input.importSupplier,
+        externalAccountNumber: input.externalAccountNumber,
+      },
+      (state) => ({ event: onStaged(state), result: null }),
+      input.now,
+    );
+  }
+  return { status };
 }

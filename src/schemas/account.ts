@@ -99,6 +99,11 @@ export const accountPayloadSchema = z.strictObject({
   sales_channel: choice('sales_channel').optional(),
   sales_subchannel: text().optional(),
   communication_preference: choice('communication_preference').optional(),
+  /**
+   * The team a v2 schedule creates the account for (else the supplier's default team). v1 validate and stage
+   * check it is text and store it with the payload; a v1 create names its team in its own body.
+   */
+  operations_team_name: text(255).optional(),
 });
 
 export type Customer = z.output<typeof customerSchema>;

@@ -4,6 +4,11 @@ import { CreationSlots } from '../creation/slots.js';
 import { UnknownRegionError } from '../domain/region/index.js';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
+import { CreationRun } from '../creation/runs.js';
+import { findProcess } from '../storage/import-processes.js';
+import { storageFor } from '../storage/index.js';
+import type { RecordedEvent } from '../storage/process-events.js';
+import { relayEvents } from '../webhooks/relay.js';
 import type { WorkerContext } from './context.js';
 
 /**
@@ -26,6 +31,8 @@ export async function createAccountJob(
   let stop = () => {};
   let finished = false;
   let putBack = false;
+  const recorded: RecordedEvent[] = [];
+  const run = { id: job.id!, taskId: null, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
   try {
     const outcome = await createAccount(
       { db: ctx.db, config: ctx.config, clock: ctx.clock },
@@ -34,6 +41,7 @@ export async function createAccountJob(
         operationsTeamId: data.operationsTeamId,
         dryRun: data.dryRun,
         jobId: job.id!,
+        run,
         beforeWrites: async () => {
           if ((await slot).status !== 'taken') {
             await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), job.token);
@@ -44,17 +52,7 @@ export async function createAccountJob(
       },
     );
     finished = true;
-    if (outcome.ok && outcome.send_email) {
-      // One e-mail job per account: its id is the account's, so a retried creation cannot add a second.
-      const spec = jobCatalog['send-migration-email'];
-      await ctx
-        .queue(spec.queue)
-        .add(
-          'send-migration-email',
-          { accountId: outcome.account_id, requestId: data.requestId },
-          { ...spec.options, ...retention, jobId: jobId('email', outcome.account_id) },
-        );
-    }
+    if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
     ctx.log.info(
       { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code },
       'account creation finished',
@@ -68,9 +66,12 @@ export async function createAccountJob(
     if (!hopeless && isDatabaseUnavailable(err)) putBack = true;
     // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
     else if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    // A run that will not be retried leaves the process ERRORED, not IN_PROGRESS, in its history.
+    if (finished && !data.dryRun) await recordFailure(ctx, data.processId, run, false);
     if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
+    void relayEvents(ctx.queue('webhooks'), recorded, data.requestId);
     stop();
     // A refusal can come before the check: let it land first, or the release could precede it.
     await slot.catch(() => undefined);
@@ -80,5 +81,39 @@ export async function createAccountJob(
     // down), the slot lapses after its lease and the job's state tells the attempt is over.
     if (finished) void slots.finish(member, data.attempt, ctx.jobRedis).catch(() => undefined);
     else if (putBack) await slots.release(member).catch(() => undefined);
+  }
+}
+
+/** One e-mail job per account: its id is the account's, so a retried creation cannot add a second. */
+export async function queueMigrationEmail(ctx: WorkerContext, accountId: string, requestId: string) {
+  const spec = jobCatalog['send-migration-email'];
+  await ctx
+    .queue(spec.queue)
+    .add(
+      'send-migration-email',
+      { accountId, requestId },
+      { ...spec.options, ...retention, jobId: jobId('email', accountId) },
+    );
+}
+
+/** Records a run's final failure in the process's history (best effort: the job's failure is what counts). */
+export async function recordFailure(
+  ctx: WorkerContext,
+  processId: string,
+  run: ConstructorParameters<typeof CreationRun>[2],
+  dryRun: boolean,
+): Promise<void> {
+  try {
+    const process = await findProcess(ctx.db.models, processId);
+    if (!process) return;
+    const identity = {
+      key: process._id,
+      organisationId: process.organisationId,
+      importSupplier: process.importSupplier,
+      externalAccountNumber: process.externalAccountNumber,
+    };
+    await new CreationRun(storageFor(ctx.db.models).events, identity, run, ctx.clock).fail(dryRun);
+  } catch (err) {
+    ctx.log.warn({ err: (err as Error).message }, 'could not record the failed run');
   }
 }

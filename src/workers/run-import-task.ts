@@ -1,12 +1,125 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
+import { createAccount } from '../creation/create-account.js';
+import { CreationSlots } from '../creation/slots.js';
+import { onWindowExpired } from '../domain/import-process/state.js';
+import { findProcess } from '../storage/import-processes.js';
+import { storageFor } from '../storage/index.js';
+import type { RecordedEvent } from '../storage/process-events.js';
+import { relayEvents } from '../webhooks/relay.js';
 import type { JobData } from './catalog.js';
 import type { WorkerContext } from './context.js';
+import { queueMigrationEmail, recordFailure } from './create-account.js';
 
-/** A v2 scheduled creation task. */
+/** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */
+const MISSING_EVENT_RETRY_MS = 1_000;
+const MISSING_EVENT_TRIES = 5;
+
+/**
+ * A v2 scheduled creation (`POST /v2/data-import/accounts/`): a delayed job on the creation queue, due when
+ * its window starts. It runs only while it is the task the process waits for, takes a slot of the same
+ * global creation limit as v1 creates (waiting for one, never refused), and ends ERRORED
+ * `schedule_window_expired` when it cannot start before its window ends.
+ *
+ * The schedule queues the job before it records the SCHEDULED event (so a recorded task always has its job);
+ * a job that finds no event at its position waits a little for it, then fills the position with a VOID entry:
+ * a schedule still on its way then loses its insert and records its task at the next position, with a job of
+ * its own. Nothing rests on the timing: whichever insert wins, exactly one of the two stands.
+ */
 export async function runImportTaskJob(
-  _data: JobData<'run-import-task'>,
-  _job: Job,
-  _ctx: WorkerContext,
+  data: JobData<'run-import-task'>,
+  job: Job,
+  ctx: WorkerContext,
 ): Promise<unknown> {
-  throw new UnrecoverableError('scheduled tasks are being built');
+  const events = storageFor(ctx.db.models).events;
+  const key = data.processId;
+  const delay = async (until: number): Promise<never> => {
+    await job.moveToDelayed(until, job.token);
+    throw new DelayedError();
+  };
+
+  const own = await events.at(key, data.taskId);
+  if (own === null) {
+    const tries = (job.data as { waits?: number }).waits ?? 0;
+    if (tries < MISSING_EVENT_TRIES) {
+      await job.updateData({ ...data, waits: tries + 1 });
+      return delay(Date.now() + MISSING_EVENT_RETRY_MS);
+    }
+  }
+  const process = await findProcess(ctx.db.models, key);
+  if (!process) return { ran: false, reason: 'no_process' };
+  const identity = {
+    key,
+    organisationId: process.organisationId,
+    importSupplier: process.importSupplier,
+    externalAccountNumber: process.externalAccountNumber,
+  };
+  if (own === null) {
+    await events.voidPosition(identity, data.taskId, ctx.clock());
+    return { ran: false, reason: 'not_scheduled' };
+  }
+  if (own === 'void' || own.kind !== 'SCHEDULED') return { ran: false, reason: 'not_scheduled' };
+
+  const state = await events.state(key);
+  const task = state.task;
+  const resuming = state.status === 'IN_PROGRESS' && state.run === job.id;
+  if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
+    return { ran: false, reason: 'superseded' };
+
+  const recorded: RecordedEvent[] = [];
+  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId);
+  const now = ctx.clock().getTime();
+  if (!resuming) {
+    if (now < Date.parse(task.windowStart)) return delay(Date.parse(task.windowStart));
+    if (now > Date.parse(task.windowEnd)) {
+      const expired = await events.append(
+        identity,
+        (s) => ({ event: onWindowExpired(s, data.taskId), result: null }),
+        ctx.clock(),
+      );
+      if (expired.recorded) recorded.push(expired.recorded);
+      await relay();
+      return { ran: false, reason: 'schedule_window_expired' };
+    }
+  }
+
+  // The same global limit as v1 creates: a full limit delays the task (it never fails for it).
+  const slots = new CreationSlots(ctx.redis, ctx.config);
+  const slot = await slots.acquire(key, 'worker');
+  if (slot.status !== 'taken') {
+    const retryAt = Date.now() + 250 + Math.floor(Math.random() * 500);
+    // Past the window's end the next run records the expiry; no need to wait longer than that.
+    return delay(resuming ? retryAt : Math.min(retryAt, Date.parse(task.windowEnd) + 1));
+  }
+  const stop = slots.keepAlive(key, (err) => ctx.log.warn({ err }, 'could not renew creation slot'));
+  const run = { id: job.id!, taskId: data.taskId, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
+  let finished = false;
+  try {
+    const outcome = await createAccount(
+      { db: ctx.db, config: ctx.config, clock: ctx.clock },
+      {
+        processId: key,
+        operationsTeamId: task.operationsTeamId,
+        dryRun: task.dryRun,
+        jobId: job.id!,
+        run,
+      },
+    );
+    finished = true;
+    if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
+    ctx.log.info(
+      { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code, task: data.taskId },
+      'scheduled task finished',
+    );
+    return outcome;
+  } catch (err) {
+    if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+      finished = true;
+      await recordFailure(ctx, key, run, task.dryRun);
+    }
+    throw err;
+  } finally {
+    stop();
+    if (finished) await slots.finish(key, 0).catch(() => undefined);
+    await relay();
+  }
 }

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { accountPayloadSchema, type AccountPayload } from '../../schemas/account.js';
+import { v2EnvelopeSchema, v2ScheduleEnvelopeSchema } from '../../schemas/v2.js';
+
+type V2Envelope = z.output<typeof v2EnvelopeSchema>;
 import {
   billingDocumentsImportSchema,
   createAccountRequestSchema,
@@ -120,6 +123,20 @@ export function validatePaymentInstruction(
   ctx: ValidationContext,
 ): ValidationResult<PaymentInstruction> {
   return validate(paymentInstructionSchema, checkPaymentInstruction, input, ctx);
+}
+
+/** The v2 envelope (`payload` an object, `task_params` well-formed); the account is validated on its own. */
+export function validateV2Envelope(
+  input: unknown,
+  ctx: ValidationContext,
+  options: { taskParamsRequired: boolean },
+): ValidationResult<V2Envelope> {
+  return validate(
+    options.taskParamsRequired ? v2ScheduleEnvelopeSchema : v2EnvelopeSchema,
+    noRules,
+    input,
+    ctx,
+  );
 }
 
 export function validateCreateAccountRequest(

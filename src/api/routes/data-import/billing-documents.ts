@@ -4,7 +4,13 @@ import { z } from 'zod';
 import { validateBillingDocumentsImport } from '../../../domain/validation/index.js';
 import { billingDocumentsImportSchema } from '../../../schemas/post-import.js';
 import { importBillingDocuments } from '../../../post-import/billing-documents.js';
-import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
+import {
+  accountLocks,
+  publishPostImport,
+  refusalError,
+  resolveImport,
+  storage,
+} from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -36,7 +42,7 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
       },
     },
     async (request, reply) => {
-      const { account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
+      const { supplier, account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
       const outcome = await importBillingDocuments(
         storage(app).journal,
         accountLocks(app),
@@ -47,6 +53,10 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
         app.clock(),
       );
       if (!outcome.ok) throw refusalError(outcome.refusal);
+      await publishPostImport(app, request, supplier, account, data.external_account_number, {
+        resource: 'billing_documents',
+        count: data.historical_billing_documents.length,
+      });
       return reply.code(201).send();
     },
   );

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { CreationOutcome } from '../../../creation/create-account.js';
 import { CreateRequests } from '../../../creation/create-request.js';
+import { creationLookups } from '../../../creation/lookups.js';
 import { ruleCatalogue, validateCreateAccountRequest } from '../../../domain/validation/index.js';
 import { createAccountRequestSchema } from '../../../schemas/post-import.js';
 import { ApiError } from '../../errors.js';
@@ -32,15 +32,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
     },
     app.config,
   );
-  // Teams are created by operators and never renamed or removed, so a found team's id can be remembered.
-  const teamIds = new LRUCache<string, string>({ max: 1_000 });
-  const findTeamId = async (name: string): Promise<string | null> => {
-    const cached = teamIds.get(name);
-    if (cached) return cached;
-    const team = await models.OperationsTeam.findOne({ name }).select({ _id: 1 }).lean();
-    if (team) teamIds.set(name, team._id.toHexString());
-    return team ? team._id.toHexString() : null;
-  };
+  const lookups = creationLookups(app.db, app.config);
 
   app.post(
     '/account-import-process/process/',
@@ -94,7 +86,7 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
       const answer = await requests.run({
         importSupplier: supplier.code,
         externalAccountNumber: body.external_account_number,
-        teamId: () => findTeamId(body.operations_team_name),
+        teamId: () => lookups.teamIdByName(body.operations_team_name),
         dryRun: body.dry_run === true,
         requestId: request.id,
       });
@@ -137,5 +129,7 @@ function refusal(outcome: Exclude<CreationOutcome, { ok: true }>): ApiError {
     }));
     return new ApiError(outcome.code, { errors });
   }
+  // Only a scheduled task is ever superseded; a v1 create never is.
+  if (outcome.code === 'task_superseded') return new ApiError('account_import_in_progress');
   return new ApiError(outcome.code, outcome.detail ? { detail: outcome.detail } : {});
 }

@@ -3,8 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
 import { noteResultSchema, notesImportSchema } from '../../../schemas/post-import.js';
-import { importNotes } from '../../../post-import/notes.js';
-import { documentLocation, resolveImport } from '../../post-import-target.js';
+import { importNotes, NOTE_CREATION_SUCCESS } from '../../../post-import/notes.js';
+import { documentLocation, publishPostImport, resolveImport } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -33,6 +33,10 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
       const { supplier, account, data } = await resolveImport(app, request, validateNotesImport);
       const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
       const results = await importNotes(app.db.models, account._id, data.notes, resolvePath, app.clock());
+      await publishPostImport(app, request, supplier, account, data.external_account_number, {
+        resource: 'notes',
+        count: results.filter((r) => r.status === NOTE_CREATION_SUCCESS).length,
+      });
       return reply.code(201).send(results);
     },
   );

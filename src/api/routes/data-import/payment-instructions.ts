@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { validatePaymentInstruction } from '../../../domain/validation/index.js';
 import { paymentInstructionSchema } from '../../../schemas/post-import.js';
 import { checkActive, type VerifyOutcome } from '../../../post-import/payment-instructions.js';
-import { resolveImport } from '../../post-import-target.js';
+import { publishPostImport, resolveImport } from '../../post-import-target.js';
 import { jobId } from '../../../workers/catalog.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, errorCatalogue } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -44,7 +44,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
       },
     },
     async (request, reply) => {
-      const { account, data } = await resolveImport(app, request, validatePaymentInstruction);
+      const { supplier, account, data } = await resolveImport(app, request, validatePaymentInstruction);
       const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
       const created = () =>
         reply.code(201).send({ kraken_account_number: account.number, reference: data.reference });
@@ -71,7 +71,18 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
         { jobId: id, waitMs: app.config.PAYMENT_VERIFICATION_WAIT_MS },
       );
       if (timedOut || !result) throw new ApiError('vendor_unavailable');
-      if (!result.ok) throw new ApiError(result.code);
+      if (!result.ok) {
+        await publishPostImport(app, request, supplier, account, data.external_account_number, {
+          resource: 'payment_instruction',
+          count: 0,
+          error: { code: result.code, detail: errorCatalogue[result.code].detail },
+        });
+        throw new ApiError(result.code);
+      }
+      await publishPostImport(app, request, supplier, account, data.external_account_number, {
+        resource: 'payment_instruction',
+        count: 1,
+      });
       return created();
     },
   );

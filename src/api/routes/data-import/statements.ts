@@ -6,6 +6,7 @@ import { importStatements } from '../../../post-import/statements.js';
 import {
   accountLocks,
   documentLocation,
+  publishPostImport,
   refusalError,
   resolveImport,
   storage,
@@ -46,6 +47,10 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
         app.clock(),
       );
       if (!outcome.ok) throw refusalError(outcome.refusal);
+      await publishPostImport(app, request, supplier, account, data.external_account_number, {
+        resource: 'statements',
+        count: data.statements.length,
+      });
       return reply.code(201).send(data);
     },
   );

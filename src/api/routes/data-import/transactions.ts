@@ -3,7 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
-import { accountLocks, refusalError, resolveImport, storage } from '../../post-import-target.js';
+import {
+  accountLocks,
+  publishPostImport,
+  refusalError,
+  resolveImport,
+  storage,
+} from '../../post-import-target.js';
 import { importTransactions } from '../../../post-import/transactions.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { commonErrors, errorBody, errorResponses } from '../../schemas.js';
@@ -65,7 +71,7 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       },
     },
     async (request, reply) => {
-      const { account, data } = await resolveImport(app, request, validateTransactionsImport);
+      const { supplier, account, data } = await resolveImport(app, request, validateTransactionsImport);
       const outcome = await importTransactions(
         app.db.models,
         storage(app).journal,
@@ -81,7 +87,16 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
         },
         app.clock(),
       );
-      if (outcome.ok) return reply.code(data.dry_run ? 200 : 201).send({ results: outcome.results });
+      if (outcome.ok) {
+        if (!data.dry_run) {
+          const count = outcome.results.filter((r) => r.status === 'TRANSACTION_ADDED_TO_ACCOUNT').length;
+          await publishPostImport(app, request, supplier, account, data.external_account_number, {
+            resource: 'transactions',
+            count,
+          });
+        }
+        return reply.code(data.dry_run ? 200 : 201).send({ results: outcome.results });
+      }
       // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
       if ('error' in outcome) return reply.code(400).send(outcome.error);
       throw refusalError(outcome.refusal);

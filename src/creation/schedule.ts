@@ -1,0 +1,119 @@
+import { onCancel, onSchedule, type ProcessState, type Task } from '../domain/import-process/state.js';
+import { processKey } from '../models/account-import-process.js';
+import type { Models } from '../models/index.js';
+import { findProcess } from '../storage/import-processes.js';
+import { storageFor } from '../storage/index.js';
+import type { ProcessIdentity, RecordedEvent } from '../storage/process-events.js';
+import { jobId } from '../workers/catalog.js';
+import { stageAccount, type StageInput } from './staging.js';
+
+/**
+ * v2 scheduling: stage the payload and record a creation task that a delayed job runs inside its window
+ * (`workers/run-import-task.ts`), or cancel a task that has not started.
+ */
+
+/** What scheduling needs of the creation queue. */
+export type TaskQueue = {
+  /** Queues task `taskId` of a process (idempotent on its id), due in `delayMs`. */
+  add(processId: string, taskId: number, delayMs: number): Promise<void>;
+  /** Removes a task's job if it is still waiting (best effort: a job that runs anyway finds itself replaced). */
+  remove(processId: string, taskId: number): Promise<void>;
+};
+
+export type ScheduleOutcome =
+  | { status: 'scheduled'; taskId: number }
+  | { status: 'already_imported'; krakenAccountNumber: string }
+  | { status: 'skipped' }
+  | { status: 'in_progress' };
+
+/** A task's job id: the process key may hold ':' (not allowed in job ids), hence the encoding. */
+export function taskJobId(processId: string, taskId: number): string {
+  return jobId('task', encodeURIComponent(processId), String(taskId));
+}
+
+export async function scheduleAccount(
+  models: Models,
+  queue: TaskQueue,
+  input: StageInput & { task: Omit<Task, 'id'> },
+): Promise<ScheduleOutcome> {
+  const events = storageFor(models).events;
+  const identity: ProcessIdentity = {
+    key: processKey(input.importSupplier, input.externalAccountNumber),
+    organisationId: input.organisationId,
+    importSupplier: input.importSupplier,
+    externalAccountNumber: input.externalAccountNumber,
+  };
+  // A refused schedule changes nothing: a running creation is told before anything is staged.
+  const before = await events.state(identity.key);
+  if (before.status === 'IN_PROGRESS') return { status: 'in_progress' };
+
+  const staged = await stageAccount(models, input);
+  if (staged.status === 'already_imported' || staged.status === 'skipped') return staged;
+
+  const delayMs = Math.max(0, Date.parse(input.task.windowStart) - input.now.getTime());
+  let replaced: number | null = null;
+  const { result } = await events.append<ScheduleOutcome>(
+    identity,
+    async (state) => {
+      const decision = onSchedule(state, input.task);
+      if ('refusal' in decision) {
+        const outcome: ScheduleOutcome =
+          decision.refusal === 'account_import_in_progress'
+            ? { status: 'in_progress' }
+            : { status: 'already_imported', krakenAccountNumber: state.krakenAccountNumber ?? '' };
+        return { event: null, result: outcome };
+      }
+      // The job first, at the position the task will hold: a recorded task always has its job (a job whose
+      // event never comes gives its position up, see the task's processor).
+      const taskId = state.seq + 1;
+      await queue.add(identity.key, taskId, delayMs);
+      replaced = pendingTask(state);
+      return { event: decision.event, result: { status: 'scheduled' as const, taskId } };
+    },
+    input.now,
+  );
+  if (replaced !== null) await queue.remove(identity.key, replaced).catch(() => undefined);
+  return result;
+}
+
+/** The task a process waits for (that a new schedule replaces), if any. */
+function pendingTask(state: ProcessState): number | null {
+  return state.status === 'PENDING' && state.task ? state.task.id : null;
+}
+
+export type CancelOutcome =
+  | { status: 'cancelled'; recorded: RecordedEvent | null }
+  | { status: 'not_cancellable' }
+  | { status: 'not_found' };
+
+/** Cancels the task a process waits for; one that started (or none) cannot be. */
+export async function cancelTask(
+  models: Models,
+  queue: TaskQueue,
+  importSupplier: string,
+  externalAccountNumber: string,
+  now: Date,
+): Promise<CancelOutcome> {
+  const key = processKey(importSupplier, externalAccountNumber);
+  const process = await findProcess(models, key);
+  if (!process) return { status: 'not_found' };
+  const identity = {
+    key,
+    organisationId: process.organisationId,
+    importSupplier,
+    externalAccountNumber,
+  };
+  let task: number | null = null;
+  const { result, recorded } = await storageFor(models).events.append(
+    identity,
+    (state) => {
+      task = pendingTask(state);
+      const event = onCancel(state);
+      return { event, result: event ? ('cancelled' as const) : ('not_cancellable' as const) };
+    },
+    now,
+  );
+  if (result === 'not_cancellable') return { status: 'not_cancellable' };
+  if (task !== null) await queue.remove(key, task).catch(() => undefined);
+  return { status: 'cancelled', recorded };
+}
