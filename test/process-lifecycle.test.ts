@@ -63,7 +63,12 @@ describe('process entry points', () => {
     );
     await worker.started;
     const started = worker.lines.find((l) => l.msg === 'workers started');
-    expect(started?.queues).toEqual(['account-creation', 'payment-verification', 'migration-email']);
+    expect(started?.queues).toEqual([
+      'account-creation',
+      'payment-verification',
+      'migration-email',
+      'webhooks',
+    ]);
     worker.child.kill('SIGTERM');
     expect(await worker.exit).toBe(0);
   });

@@ -80,6 +80,7 @@ describe('the OpenAPI document at /docs/json', () => {
       'accounts',
       'post-import',
       'status',
+      'v2',
       'reference',
     ]);
     expect(document.servers?.length).toBeGreaterThan(0);
@@ -135,6 +136,11 @@ describe('every request example of the document, sent to the running service in 
     listAllAccountImportProcesses: 200,
     listPendingAccountImportProcesses: 200,
     listImportedAccountImportProcesses: 200,
+    validateScheduledAccount: 200,
+    scheduleAccountCreation: 201,
+    getAccountImportProcess: 200,
+    cancelScheduledCreation: 200,
+    listAccountImportEvents: 200,
     getCatalogue: 200,
   };
 
@@ -150,8 +156,14 @@ describe('every request example of the document, sent to the running service in 
       let payload = requestExample(operation) as Record<string, unknown> | undefined;
       // The token mutation's example carries a placeholder key; this organisation's real one replaces it.
       if (id === 'obtainToken') payload = { ...payload, variables: { input: { APIKey: tenant.apiKey } } };
+      // The example's task starts at once; in an hour here, so that the cancel after it finds it waiting.
+      if (id === 'scheduleAccountCreation') {
+        const start = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        const params = (payload as { task_params: object }).task_params;
+        payload = { ...payload, task_params: { ...params, schedule_window_start: start } };
+      }
       const res = await t.app.inject({
-        method: method.toUpperCase() as 'GET' | 'POST',
+        method: method.toUpperCase() as 'GET' | 'POST' | 'DELETE',
         url,
         headers: tenant.headers,
         ...(payload ? { payload } : {}),
@@ -171,6 +183,14 @@ describe('every request example of the document, sent to the running service in 
       if (id === 'getAccountImportStatus') expect(body.status).toBe('COMPLETED');
       if (id === 'listImportedAccountImportProcesses') expect(body).toHaveLength(1);
       if (id === 'getCatalogue') expect(body.reason).toContain('SOLAR_FEED_IN_CREDIT');
+      if (id === 'getAccountImportProcess') expect(body.status).toBe('PENDING');
+      if (id === 'cancelScheduledCreation') expect(body.status).toBe('CANCELLED');
+      if (id === 'listAccountImportEvents')
+        expect(body.map((e: { event: string }) => e.event)).toEqual([
+          'EVENT_ACCOUNT_IMPORT_PROCESS_CREATED',
+          'EVENT_ACCOUNT_IMPORT_PROCESS_SCHEDULED',
+          'EVENT_ACCOUNT_IMPORT_PROCESS_CANCELLED',
+        ]);
     }
     expect(seen).toEqual(Object.keys(expected));
   });
@@ -224,9 +244,11 @@ describe('the examples of docs/', () => {
     const blocks = await guideJsonBlocks();
     expect(blocks.length).toBeGreaterThan(20);
     const shown = (value: unknown) => blocks.some((block) => JSON.stringify(block) === JSON.stringify(value));
-    const { account, params, ...requests } = examples;
+    // The v2 schedule example wraps the account example (docs/examples/account.json): its task parameters are shown.
+    const { account, params, scheduleAccount, ...requests } = examples;
     void account;
     void params;
+    expect(shown(scheduleAccount.task_params), 'scheduleAccount.task_params').toBe(true);
     for (const [name, request] of Object.entries(requests)) expect(shown(request), name).toBe(true);
   });
 

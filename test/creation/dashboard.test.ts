@@ -34,6 +34,7 @@ it('serves the queue dashboard only with the operator credentials', async () => 
     'account-creation',
     'migration-email',
     'payment-verification',
+    'webhooks',
   ]);
 });
 

@@ -1,6 +1,9 @@
 import type { ZodType } from 'zod';
 import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER, EXAMPLE_TEAM, exampleAccount } from './account-example.js';
 
+/** The account the v2 examples schedule. */
+export const EXAMPLE_V2_ACCOUNT = 'ACC-2025-000124';
+
 // One complete request example per operation, in workflow order: each is valid on the account the ones
 // before it created (a test sends them all, in this order, to a running service).
 
@@ -109,7 +112,21 @@ export const examples = {
       'mutation Obtain($input: ObtainJSONWebTokenInput!) { obtainKrakenToken(input: $input) { token payload refreshToken refreshExpiresIn } }',
     variables: { input: { APIKey: 'amk_2yKq9cW0pZr8Vh3nLd5TfB1xQe7sJm4uGa6oNi0RkYw' } },
   },
-  params: { code: EXAMPLE_SUPPLIER, external: EXAMPLE_ACCOUNT },
+  /** v2: another account of the same supplier, scheduled rather than created at once. */
+  scheduleAccount: {
+    payload: {
+      ...exampleAccount(),
+      external_account_number: EXAMPLE_V2_ACCOUNT,
+      operations_team_name: EXAMPLE_TEAM,
+    },
+    task_params: { is_dry_run: false, schedule_window_start: null, schedule_window_end: null },
+  },
+  params: {
+    code: EXAMPLE_SUPPLIER,
+    external: EXAMPLE_ACCOUNT,
+    import_supplier_code: EXAMPLE_SUPPLIER,
+    external_account_number: EXAMPLE_V2_ACCOUNT,
+  },
 } as const;
 
 /**

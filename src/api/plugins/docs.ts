@@ -22,6 +22,10 @@ export const OPENAPI_TAGS = [
   { name: 'accounts', description: 'Validate, stage and create accounts.' },
   { name: 'post-import', description: 'Import notes, transactions, documents and payment instructions.' },
   { name: 'status', description: 'Import status of one account, lists per import supplier.' },
+  {
+    name: 'v2',
+    description: 'Asynchronous imports: schedule a creation inside a window, follow its status and events.',
+  },
   { name: 'reference', description: 'The values in force for the open lists.' },
 ];
 

@@ -17,13 +17,14 @@ import { describeEvent } from '../../../storage/process-events.js';
 import { relayEvents } from '../../../webhooks/relay.js';
 import { jobCatalog, retention } from '../../../workers/catalog.js';
 import { ApiError } from '../../errors.js';
+import { examples, withExample } from '../../openapi/examples.js';
 import type { SupplierDoc } from '../../plugins/tenancy.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 
 const statusParams = z.object({
-  code: z.string().min(1).max(64),
-  external: z.string().min(1).max(128),
+  import_supplier_code: z.string().min(1).max(64),
+  external_account_number: z.string().min(1).max(128),
 });
 const eventBody = z.object({
   event: z.string().describe('EVENT_ACCOUNT_IMPORT_PROCESS_<CREATED|SCHEDULED|STARTED|PROCESSED|...>'),
@@ -130,13 +131,17 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     {
       schema: {
         tags: ['v2'],
-        operationId: 'validateAccountV2',
+        operationId: 'validateScheduledAccount',
         summary: 'Validate an account and, optionally, task parameters (nothing is stored)',
         description:
           '200 with an empty body when valid. 400 `account_failed_validation`: account errors at their v1 paths ' +
           '(`customers.0.email`), task parameter errors at `task_params.<field>`, a missing or non-object ' +
           'payload at `payload`.',
-        body: v2AccountRequestSchema.partial({ task_params: true }),
+        body: withExample(
+          v2AccountRequestSchema.partial({ task_params: true }),
+          'A realistic account with the task parameters a schedule would send',
+          examples.scheduleAccount,
+        ),
         response: {
           200: emptyBody,
           ...errorResponses([...bodyErrors, ...commonErrors]),
@@ -154,7 +159,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     {
       schema: {
         tags: ['v2'],
-        operationId: 'scheduleAccountV2',
+        operationId: 'scheduleAccountCreation',
         summary: 'Stage an account and schedule its creation inside a window',
         description:
           '201 with an empty body: the payload is staged as v1 stages it and a task is queued to create the ' +
@@ -165,7 +170,11 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
           '`import_supplier_migration_not_ongoing`, or the already-imported body ' +
           '`{"non_field_errors": {"detail", "code": "account_import_process_already_imported"}, "account_id"}`. ' +
           'A refused schedule changes nothing.',
-        body: v2AccountRequestSchema,
+        body: withExample(
+          v2AccountRequestSchema,
+          'Create a realistic account as soon as a creation slot is free',
+          examples.scheduleAccount,
+        ),
         response: {
           201: emptyBody,
           ...errorResponses([...bodyErrors, ...commonErrors]),
@@ -236,11 +245,11 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
   }
 
   app.get(
-    '/accounts/:code/:external/',
+    '/accounts/:import_supplier_code/:external_account_number/',
     {
       schema: {
         tags: ['v2'],
-        operationId: 'getAccountImportStatusV2',
+        operationId: 'getAccountImportProcess',
         summary: 'Status of an account import, with its latest event and error',
         description:
           'PENDING (staged or scheduled), IN_PROGRESS, PROCESSED (with kraken_identifier), ERRORED, CANCELLED, ' +
@@ -254,15 +263,18 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         },
       },
     },
-    async (request) => statusOf(await processOf(request, request.params.code, request.params.external)),
+    async (request) =>
+      statusOf(
+        await processOf(request, request.params.import_supplier_code, request.params.external_account_number),
+      ),
   );
 
   app.get(
-    '/accounts/:code/:external/events/',
+    '/accounts/:import_supplier_code/:external_account_number/events/',
     {
       schema: {
         tags: ['v2'],
-        operationId: 'listAccountImportEventsV2',
+        operationId: 'listAccountImportEvents',
         summary: 'The whole event history of an account import, oldest first',
         params: statusParams,
         response: {
@@ -274,17 +286,21 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (request) => {
-      const process = await processOf(request, request.params.code, request.params.external);
+      const process = await processOf(
+        request,
+        request.params.import_supplier_code,
+        request.params.external_account_number,
+      );
       return (await storageFor(models).events.history(process._id)).map(describeEvent);
     },
   );
 
   app.delete(
-    '/accounts/:code/:external/',
+    '/accounts/:import_supplier_code/:external_account_number/',
     {
       schema: {
         tags: ['v2'],
-        operationId: 'cancelAccountImportV2',
+        operationId: 'cancelScheduledCreation',
         summary: 'Cancel a scheduled creation that has not started',
         description:
           '200 with the status body (CANCELLED). 400 `import_process_not_cancellable` once the task started or ' +
@@ -300,7 +316,11 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (request) => {
-      const process = await processOf(request, request.params.code, request.params.external);
+      const process = await processOf(
+        request,
+        request.params.import_supplier_code,
+        request.params.external_account_number,
+      );
       const outcome = await cancelTask(
         models,
         tasks,

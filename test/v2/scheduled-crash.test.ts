@@ -1,0 +1,107 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { taskJobId } from '../../src/creation/schedule.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { storageFor } from '../../src/storage/index.js';
+import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { childEnv, startProcess, type Child } from '../creation/processes.js';
+import { recordCounts, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
+import { v2For, type V2 } from './support.js';
+
+// Worker processes SIGKILLed at random moments while they run scheduled tasks: a killed worker's task runs
+// again (short locks, so the stall is noticed quickly), resumes its own STARTED, and every account ends
+// created exactly once with exactly one PROCESSED in its history.
+const KILLS = 10;
+const ACCOUNTS = Array.from({ length: 150 }, (_, i) => `SCRASH-${i + 1}`);
+const KILL_WINDOW_MS = 250;
+
+let t: TestApp;
+let v2: V2;
+let queue: Queue;
+let connection: Redis;
+const children: Child[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: {
+      TEST_LABEL: 'v2-crash',
+      ACCOUNT_CREATION_SLOT_LEASE_MS: '2000',
+      ACCOUNT_CREATION_CONCURRENCY: '0',
+    },
+  });
+  v2 = v2For(t, (await setupTenant(t)).headers);
+  connection = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
+  queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
+});
+afterAll(async () => {
+  for (const c of children) await c.stop('SIGKILL');
+  await queue?.close();
+  connection?.disconnect();
+  await t?.close();
+});
+
+it(
+  `scheduled tasks survive ${KILLS} SIGKILLs of the worker: one account and one PROCESSED each`,
+  { timeout: 180_000 },
+  async () => {
+    for (const ext of ACCOUNTS) {
+      const payload = {
+        ...realisticAccountPayload(),
+        import_supplier: SUPPLIER,
+        external_account_number: ext,
+      };
+      expect((await v2.schedule({ ...payload, operations_team_name: TEAM })).statusCode).toBe(201);
+    }
+    // CREATED is position 0, so each account's task is position 1.
+    const jobIds = ACCOUNTS.map((ext) => taskJobId(processKey(SUPPLIER, ext), 1));
+    const started = async () => {
+      const jobs = await Promise.all(jobIds.map((id) => queue.getJob(id)));
+      return jobs.reduce((n, job) => n + (job?.attemptsStarted ?? 0), 0);
+    };
+    const models = t.app.db.models;
+    const imported = () =>
+      models.AccountImportProcess.countDocuments({
+        importSupplier: SUPPLIER,
+        krakenAccountNumber: { $ne: null },
+      });
+    const env = childEnv(t.config, {
+      WORKER_LOCK_DURATION_MS: '1000',
+      WORKER_STALLED_INTERVAL_MS: '300',
+      WORKER_MAX_STALLED_COUNT: '1000',
+      WORKER_CONCURRENCY: '1',
+    });
+
+    let kills = 0;
+    while (kills < KILLS) {
+      const before = await started();
+      const child = startProcess('worker', env);
+      children.push(child);
+      await until(
+        async () => (await started()) > before || (await imported()) === ACCOUNTS.length,
+        'a task to start',
+        30_000,
+      );
+      if ((await imported()) === ACCOUNTS.length) break;
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
+      await child.stop('SIGKILL');
+      kills++;
+    }
+    // The survivor works at full concurrency: the interesting part (the kills) is over.
+    children.push(startProcess('worker', { ...env, WORKER_CONCURRENCY: '50' }));
+    await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 150_000);
+
+    expect(kills).toBe(KILLS);
+    const events = storageFor(models).events;
+    for (const ext of ACCOUNTS) {
+      expect((await recordCounts(t.app.db, ext)).accounts).toBe(1);
+      const history = await events.history(processKey(SUPPLIER, ext));
+      const kinds = history.map((e) => e.kind);
+      expect(kinds.filter((k) => k === 'PROCESSED')).toHaveLength(1);
+      expect(kinds).not.toContain('ERRORED');
+      expect(kinds.slice(0, 3)).toEqual(['CREATED', 'SCHEDULED', 'STARTED']);
+      expect((await v2.status(ext)).json().status).toBe('PROCESSED');
+    }
+  },
+);
