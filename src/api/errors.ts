@@ -107,7 +107,10 @@ export class ApiError extends Error {
   }
 }
 
-/** Field-level codes that come from checks against stored data (the rest come from the validators). */
+/**
+ * Field-level codes that come from checks against stored data or the clock (the rest come from the
+ * validators): the caller's suppliers and teams, the account's ledgers and transactions, v2 task windows.
+ */
 export const storedDataFieldCodes = [
   {
     code: 'import_supplier_not_found',
@@ -123,5 +126,30 @@ export const storedDataFieldCodes = [
     code: 'transaction_already_exists',
     description: 'A transaction with this id is already on the account.',
     exampleAttr: 'historical_billing_documents.0.transactions.0.transaction_id',
+  },
+  {
+    code: 'schedule_window_start_in_past',
+    description: 'v2: the task window starts more than 60 seconds in the past.',
+    exampleAttr: 'task_params.schedule_window_start',
+  },
+  {
+    code: 'schedule_window_end_too_far_in_future',
+    description: 'v2: the task window ends more than four days from now.',
+    exampleAttr: 'task_params.schedule_window_end',
+  },
+  {
+    code: 'schedule_window_start__after_end',
+    description: 'v2: the task window does not end after it starts.',
+    exampleAttr: 'task_params.schedule_window_end',
+  },
+  {
+    code: 'operations_team_should_be_provided',
+    description: 'v2: no team in the payload and no default team for the import supplier.',
+    exampleAttr: 'operations_team_name',
+  },
+  {
+    code: 'operations_team_name_does_not_exist',
+    description: 'v2: the payload names a team that does not exist.',
+    exampleAttr: 'operations_team_name',
   },
 ] as const;
