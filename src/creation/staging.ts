@@ -47,6 +47,7 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
       },
       (state) => ({ event: onStaged(state), result: null }),
       input.now,
+      { assumeNew: true },
     );
   }
   return { status };

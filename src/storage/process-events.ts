@@ -96,9 +96,15 @@ export class ProcessEventLog {
     process: ProcessIdentity,
     decide: (state: ProcessState) => ProcessDecision<T> | Promise<ProcessDecision<T>>,
     now: Date,
+    options: { assumeNew?: boolean } = {},
   ): Promise<{ result: T; recorded: RecordedEvent | null; state: ProcessState }> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const state = await this.state(process.key);
+      // Optimistic first try: the head this process last saw (or, for a process just brought into being, the
+      // empty history) without reading. A stale head cannot do harm: the position after it is taken, so the
+      // insert fails and the loop reads the head before deciding again. Saves a read per event.
+      const known =
+        attempt === 0 ? (this.heads.get(process.key) ?? (options.assumeNew ? emptyState : null)) : null;
+      const state = known ?? (await this.state(process.key));
       const { event, result } = await decide(state);
       if (!event) return { result, recorded: null, state };
       const seq = state.seq + 1;
