@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { childEnv, startProcess, type Child } from './processes.js';
+import { childEnv, killWorkersWhileTheyWork, startProcess, type Child } from './processes.js';
 import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './support.js';
 
 // A worker process SIGKILLed at random moments while it creates accounts; the job is picked up again by the
@@ -73,28 +73,22 @@ it(
       return jobs.reduce((n, job) => n + (job?.attemptsStarted ?? 0), 0);
     };
 
-    let kills = 0;
     let midCreation = 0;
-    while (kills < KILLS) {
-      const before = await started();
-      const child = startProcess('worker', env);
-      children.push(child);
-      await until(
-        async () => (await started()) > before || answers.size === ACCOUNTS.length,
-        'a job to turn active',
-        30_000,
-      );
-      if (answers.size === ACCOUNTS.length) break;
-      // A random moment after the job turned active: anywhere from before the first write to after the last.
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
-      await child.stop('SIGKILL');
-      kills++;
-      const partial = await t.app.db.models.Account.countDocuments({ importSupplier: SUPPLIER });
-      const imported = await t.app.db.models.AccountImportProcess.countDocuments({
-        krakenAccountNumber: { $ne: null },
-      });
-      if (partial > imported) midCreation++;
-    }
+    const kills = await killWorkersWhileTheyWork({
+      kills: KILLS,
+      env,
+      windowMs: KILL_WINDOW_MS,
+      children,
+      started,
+      done: () => answers.size === ACCOUNTS.length,
+      afterKill: async () => {
+        const partial = await t.app.db.models.Account.countDocuments({ importSupplier: SUPPLIER });
+        const imported = await t.app.db.models.AccountImportProcess.countDocuments({
+          krakenAccountNumber: { $ne: null },
+        });
+        if (partial > imported) midCreation++;
+      },
+    });
     const survivor = startProcess('worker', env);
     children.push(survivor);
     await Promise.all(requests);

@@ -50,3 +50,39 @@ export function startProcess(kind: 'web' | 'worker', env: NodeJS.ProcessEnv): Ch
     },
   };
 }
+
+/**
+ * Starts worker processes one after another and SIGKILLs each at a random moment (up to `windowMs`) after it
+ * took a job, `kills` times or until `done()`. `started()` counts the jobs taken so far (e.g. the sum of the
+ * jobs' `attemptsStarted`), so a kill always lands while a worker works. `afterKill` runs after each kill.
+ * Returns the number of kills.
+ */
+export async function killWorkersWhileTheyWork(options: {
+  kills: number;
+  env: NodeJS.ProcessEnv;
+  windowMs: number;
+  children: Child[];
+  started: () => Promise<number>;
+  done: () => Promise<boolean> | boolean;
+  afterKill?: () => Promise<void>;
+}): Promise<number> {
+  let kills = 0;
+  while (kills < options.kills) {
+    const before = await options.started();
+    const child = startProcess('worker', options.env);
+    options.children.push(child);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if ((await options.started()) > before || (await options.done())) break;
+      if (Date.now() > deadline) throw new Error('timed out waiting for a job to turn active');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    if (await options.done()) break;
+    // A random moment after the job turned active: anywhere from before the first write to after the last.
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * options.windowMs)));
+    await child.stop('SIGKILL');
+    kills++;
+    await options.afterKill?.();
+  }
+  return kills;
+}

@@ -6,7 +6,7 @@ import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { childEnv, startProcess, type Child } from '../creation/processes.js';
+import { childEnv, killWorkersWhileTheyWork, startProcess, type Child } from '../creation/processes.js';
 import { recordCounts, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { v2For, type V2 } from './support.js';
 
@@ -73,21 +73,14 @@ it(
       WORKER_CONCURRENCY: '1',
     });
 
-    let kills = 0;
-    while (kills < KILLS) {
-      const before = await started();
-      const child = startProcess('worker', env);
-      children.push(child);
-      await until(
-        async () => (await started()) > before || (await imported()) === ACCOUNTS.length,
-        'a task to start',
-        30_000,
-      );
-      if ((await imported()) === ACCOUNTS.length) break;
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
-      await child.stop('SIGKILL');
-      kills++;
-    }
+    const kills = await killWorkersWhileTheyWork({
+      kills: KILLS,
+      env,
+      windowMs: KILL_WINDOW_MS,
+      children,
+      started,
+      done: async () => (await imported()) === ACCOUNTS.length,
+    });
     // The survivor works at full concurrency: the interesting part (the kills) is over.
     children.push(startProcess('worker', { ...env, WORKER_CONCURRENCY: '50' }));
     await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 150_000);
