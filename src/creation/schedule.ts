@@ -18,6 +18,11 @@ export type TaskQueue = {
   add(processId: string, taskId: number, delayMs: number): Promise<void>;
   /** Removes a task's job if it is still waiting (best effort: a job that runs anyway finds itself replaced). */
   remove(processId: string, taskId: number): Promise<void>;
+  /**
+   * Whether a creation of the process holds its slot: a v1 create queued but not started yet has no STARTED
+   * in the history, only its slot.
+   */
+  creating(processId: string): Promise<boolean>;
 };
 
 export type ScheduleOutcome =
@@ -44,8 +49,8 @@ export async function scheduleAccount(
     externalAccountNumber: input.externalAccountNumber,
   };
   // A refused schedule changes nothing: a running creation is told before anything is staged.
-  const before = await events.state(identity.key);
-  if (before.status === 'IN_PROGRESS') return { status: 'in_progress' };
+  const [before, creating] = await Promise.all([events.state(identity.key), queue.creating(identity.key)]);
+  if (before.status === 'IN_PROGRESS' || creating) return { status: 'in_progress' };
 
   const staged = await stageAccount(models, input);
   if (staged.status === 'already_imported' || staged.status === 'skipped') return staged;

@@ -311,13 +311,18 @@ describe('v1 and v2 share one state and history', () => {
       importSupplier: SUPPLIER,
       externalAccountNumber: 'I-3',
     };
+    const slots = new CreationSlots(t.app.redis, t.config);
+    // A v1 create queued, not started yet: only its slot tells.
+    await slots.acquire(identity.key, 'api');
+    const queued = await v2.schedule(withTeam('I-3'));
+    expect(queued.json().code).toBe('account_import_in_progress');
+    await slots.release(identity.key);
     // A run in progress: its STARTED recorded, its slot held.
     await storageFor(models).events.append(
       identity,
       () => ({ event: { kind: 'STARTED', data: {}, run: 'elsewhere' }, result: null }),
       new Date(),
     );
-    const slots = new CreationSlots(t.app.redis, t.config);
     await slots.acquire(identity.key, 'api');
     try {
       const before = await loadStagedPayload(models, identity.key);

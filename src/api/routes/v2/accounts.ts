@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { creationLookups } from '../../../creation/lookups.js';
+import { CreationSlots } from '../../../creation/slots.js';
 import { cancelTask, scheduleAccount, taskJobId, type TaskQueue } from '../../../creation/schedule.js';
 import { processStatuses } from '../../../domain/import-process/state.js';
 import { taskWindow, type TaskWindow } from '../../../domain/import-process/window.js';
@@ -54,6 +55,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
   const { models } = app.db;
   const lookups = creationLookups(app.db, app.config);
   const creationQueue = () => app.queues.queue('account-creation');
+  const slots = new CreationSlots(app.redis, app.config);
   const tasks: TaskQueue = {
     async add(processId, taskId, delayMs) {
       const spec = jobCatalog['run-import-task'];
@@ -70,6 +72,8 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     async remove(processId, taskId) {
       await creationQueue().remove(taskJobId(processId, taskId));
     },
+    // The slot member is the process key. Unknown while Redis is down: the schedule's own enqueue then fails.
+    creating: (processId) => slots.isHeld(processId).catch(() => false),
   };
 
   /** Envelope, account and window, every error at once; the caller's supplier must be its own. */
