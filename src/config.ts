@@ -83,6 +83,20 @@ export const configSchema = z.object({
       }
       return extra;
     }),
+  /** A webhook delivery answered 2xx within this long counts as delivered; anything else is retried. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** The waits between a webhook's attempts (one more attempt than delays); then it is failed (replayable). */
+  WEBHOOK_RETRY_DELAYS_MS: z
+    .string()
+    .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+    .transform((raw) => raw.split(',').map((v) => Number(v.trim())))
+    .pipe(z.array(z.number().int().min(0)).min(0).max(50)),
+  /** Allows webhook URLs that are http:// or resolve to loopback/private/link-local addresses (dev and tests). */
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  /** Deliveries in flight per endpoint across the worker fleet: a slow endpoint never takes every worker slot. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).default(4),
+  /** How often the outbox is swept for events whose dispatch job was never queued. */
+  OUTBOX_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   METRICS_ENABLED: bool.default(true),
   /**
    * Most worker threads that parse, validate and serialise validate-account bodies off the event loop; 0

@@ -17,6 +17,8 @@ export type SupplierOptions = {
   documentBucket?: string;
   sendMigrationEmail?: boolean;
   region?: string;
+  /** The team v2 schedules use when the payload names none. */
+  defaultTeam?: string;
 };
 
 /** Operator actions, shared by the CLI and the demo seed. Each returns a plain JSON-able object. */
@@ -89,6 +91,7 @@ export class Operations {
       throw new OperatorError(`region "${region}" must be one of ${regionNames.join(', ')}`);
     const org = await this.models.Organisation.findOne({ name: orgName });
     if (!org) throw new OperatorError(`organisation "${orgName}" does not exist`);
+    const defaultTeam = options.defaultTeam === undefined ? null : await this.teamId(options.defaultTeam);
     try {
       const doc = await this.models.ImportSupplier.create({
         code,
@@ -98,8 +101,9 @@ export class Operations {
         documentBucket: options.documentBucket ?? null,
         sendMigrationEmail: options.sendMigrationEmail ?? false,
         region,
+        defaultOperationsTeamId: defaultTeam,
       });
-      return this.describeSupplier(doc, org.name);
+      return this.showSupplier(doc.code);
     } catch (err) {
       if (isDuplicateKey(err)) throw new OperatorError(`supplier "${code}" already exists`);
       throw err;
@@ -117,11 +121,32 @@ export class Operations {
     return this.showSupplier(code);
   }
 
+  /** Sets the team v2 schedules of this supplier use when the payload names none. */
+  async setSupplierDefaultTeam(code: string, teamName: string) {
+    const teamId = await this.teamId(teamName);
+    const doc = await this.models.ImportSupplier.findOneAndUpdate(
+      { code },
+      { $set: { defaultOperationsTeamId: teamId } },
+      { returnDocument: 'after' },
+    );
+    if (!doc) throw new OperatorError(`supplier "${code}" does not exist`);
+    return this.showSupplier(code);
+  }
+
+  private async teamId(name: string) {
+    const team = await this.models.OperationsTeam.findOne({ name }).select({ _id: 1 }).lean();
+    if (!team) throw new OperatorError(`team "${name}" does not exist`);
+    return team._id;
+  }
+
   async showSupplier(code: string) {
     const doc = await this.models.ImportSupplier.findOne({ code });
     if (!doc) throw new OperatorError(`supplier "${code}" does not exist`);
     const org = await this.models.Organisation.findById(doc.organisationId);
-    return this.describeSupplier(doc, org?.name ?? null);
+    const team = doc.defaultOperationsTeamId
+      ? await this.models.OperationsTeam.findById(doc.defaultOperationsTeamId).lean()
+      : null;
+    return this.describeSupplier(doc, org?.name ?? null, team?.name ?? null);
   }
 
   async createTeam(name: string) {
@@ -182,6 +207,7 @@ export class Operations {
       region?: string | null;
     },
     organisation: string | null,
+    defaultTeam: string | null,
   ) {
     return {
       code: doc.code,
@@ -191,6 +217,7 @@ export class Operations {
       document_bucket: doc.documentBucket ?? null,
       send_migration_email: doc.sendMigrationEmail ?? false,
       region: doc.region ?? DEFAULT_REGION,
+      default_team: defaultTeam,
     };
   }
 }

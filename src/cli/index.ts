@@ -6,6 +6,7 @@ import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from './demo.js';
+import { WebhookOperations } from '../admin/webhooks.js';
 
 /**
  * `import-admin`: the operators' CLI. Prints one JSON document on stdout; on error a one-line message on
@@ -18,6 +19,8 @@ async function withOps<T>(fn: (ops: Operations, config: Config) => Promise<T>): 
   const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET), config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }
+const withWebhooks = <T>(fn: (hooks: WebhookOperations) => Promise<T>) =>
+  withOps((ops, config) => fn(new WebhookOperations(db!.models, config)));
 
 const program = new Command('import-admin')
   .description('Operator commands for the account migration import service')
@@ -52,6 +55,7 @@ supplier
   .addOption(
     new Option('--region <region>', 'validation profile').choices(regionNames).default(DEFAULT_REGION),
   )
+  .option('--default-team <name>', 'the team v2 schedules use when the payload names none')
   .action(
     (
       code: string,
@@ -62,6 +66,7 @@ supplier
         documentBucket?: string;
         sendMigrationEmail: boolean;
         region: string;
+        defaultTeam?: string;
       },
     ) =>
       withOps((ops) =>
@@ -71,6 +76,7 @@ supplier
           documentBucket: o.documentBucket,
           sendMigrationEmail: o.sendMigrationEmail,
           region: o.region,
+          defaultTeam: o.defaultTeam,
         }),
       ),
   );
@@ -78,7 +84,50 @@ supplier
   .command('set-status <code> <status>')
   .description(`set status (${supplierStatuses.join('|')})`)
   .action((code: string, status: string) => withOps((ops) => ops.setSupplierStatus(code, status)));
+supplier
+  .command('set-default-team <code> <team>')
+  .description('the team v2 schedules use when the account payload names none')
+  .action((code: string, team: string) => withOps((ops) => ops.setSupplierDefaultTeam(code, team)));
 supplier.command('show <code>').action((code: string) => withOps((ops) => ops.showSupplier(code)));
+
+const webhook = program.command('webhook').description('webhook subscriptions and deliveries');
+webhook
+  .command('add')
+  .requiredOption('--org <name>', 'organisation')
+  .requiredOption('--url <url>', 'https:// endpoint')
+  .option('--events <types>', 'comma-separated event types (default: all)')
+  .description('subscribe an endpoint; prints its signing secret once')
+  .action((o: { org: string; url: string; events?: string }) =>
+    withWebhooks((hooks) =>
+      hooks.add(
+        o.org,
+        o.url,
+        (o.events ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+      ),
+    ),
+  );
+webhook
+  .command('list')
+  .requiredOption('--org <name>', 'organisation')
+  .action((o: { org: string }) => withWebhooks((hooks) => hooks.list(o.org)));
+webhook
+  .command('remove <id>')
+  .description('stop sending to an endpoint')
+  .action((id: string) => withWebhooks((hooks) => hooks.remove(id)));
+webhook
+  .command('deliveries')
+  .requiredOption('--org <name>', 'organisation')
+  .option('--failed', 'only failed deliveries', false)
+  .action((o: { org: string; failed: boolean }) =>
+    withWebhooks((hooks) => hooks.deliveries(o.org, { failed: o.failed })),
+  );
+webhook
+  .command('replay <deliveryId>')
+  .description('send a delivery again (same webhook-id)')
+  .action((id: string) => withWebhooks((hooks) => hooks.replay(id)));
 
 program
   .command('team')

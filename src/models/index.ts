@@ -8,6 +8,8 @@ import { paymentInstructionSchema } from './payment-instruction.js';
 import { apiKeySchema } from './api-key.js';
 import { importSupplierSchema } from './import-supplier.js';
 import { importEventSchema } from './import-event.js';
+import { webhookDeliverySchema } from './webhook-delivery.js';
+import { webhookEndpointSchema } from './webhook-endpoint.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 
@@ -24,6 +26,8 @@ function register(conn: Connection) {
     PaymentInstruction: conn.model('PaymentInstruction', paymentInstructionSchema),
     EmailDelivery: conn.model('EmailDelivery', emailDeliverySchema),
     ImportEvent: conn.model('ImportEvent', importEventSchema),
+    WebhookEndpoint: conn.model('WebhookEndpoint', webhookEndpointSchema),
+    WebhookDelivery: conn.model('WebhookDelivery', webhookDeliverySchema),
   };
 }
 

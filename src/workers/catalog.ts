@@ -46,6 +46,18 @@ export const jobCatalog = {
     data: z.object({ eventKey: z.string(), requestId }),
     options: { attempts: 10, backoff: { type: 'exponential', delay: 1_000 } },
   },
+  /** One delivery of an event to one endpoint; retries are the delivery's own (see `webhooks/deliver.ts`). */
+  'deliver-webhook': {
+    queue: 'webhooks',
+    data: z.object({ deliveryId: z.string(), requestId }),
+    options: { attempts: 3, backoff: { type: 'exponential', delay: 1_000 } },
+  },
+  /** The outbox sweep (a job scheduler on the webhook queue). */
+  'sweep-outbox': {
+    queue: 'webhooks',
+    data: z.object({ requestId }),
+    options: { attempts: 1 },
+  },
   'verify-payment-instruction': {
     queue: 'payment-verification',
     data: z.object({

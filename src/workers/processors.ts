@@ -6,6 +6,8 @@ import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
 import { runImportTaskJob } from './run-import-task.js';
 import { dispatchEventJob } from '../webhooks/dispatch-event.js';
+import { deliverWebhookJob } from '../webhooks/deliver.js';
+import { sweepOutboxJob } from '../webhooks/sweep.js';
 
 /** job name -> processor; the compiler checks every job in the catalogue has one. */
 export const processors: {
@@ -14,6 +16,8 @@ export const processors: {
   'create-account': createAccountJob,
   'run-import-task': runImportTaskJob,
   'dispatch-event': dispatchEventJob,
+  'deliver-webhook': deliverWebhookJob,
+  'sweep-outbox': sweepOutboxJob,
   'verify-payment-instruction': verifyPaymentInstructionJob,
   'send-migration-email': sendMigrationEmailJob,
 };

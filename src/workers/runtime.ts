@@ -6,7 +6,7 @@ import type { Database } from '../infra/mongo.js';
 import { publishResult, publishUnavailable } from '../infra/job-results.js';
 import { isDatabaseUnavailable, pingDatabase } from '../infra/mongo.js';
 import { logConnectionErrors, producerConnection, workerConnection } from '../infra/redis.js';
-import { jobCatalog, queueNames, type JobName, type QueueName } from './catalog.js';
+import { jobCatalog, queueNames, retention, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
 
@@ -107,6 +107,18 @@ export function startWorkers(
     );
     return worker;
   });
+
+  // The outbox sweep: one scheduler for the whole fleet (upserting it is idempotent), run by whichever worker.
+  if (only.includes('webhooks')) {
+    queues
+      .get('webhooks')!
+      .upsertJobScheduler(
+        'sweep-outbox',
+        { every: config.OUTBOX_SWEEP_INTERVAL_MS },
+        { name: 'sweep-outbox', data: { requestId: 'outbox-sweep' }, opts: { ...retention } },
+      )
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the outbox sweep'));
+  }
 
   return {
     workers,

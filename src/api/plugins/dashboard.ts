@@ -5,7 +5,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Job } from 'bullmq';
-import { Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { WebhookFleetState } from '../../webhooks/fleet-state.js';
 import { queueNames } from '../../workers/catalog.js';
 
 const BASE = '/admin/queues';
@@ -58,6 +59,29 @@ export default fp(
             .catch(() => null);
           for (const [state, n] of Object.entries(counts ?? {})) this.set({ queue: name, state }, n);
         }
+      },
+    });
+    // Webhook deliveries happen on the workers, which serve no HTTP: their counters live in Redis.
+    const webhooks = new WebhookFleetState(app.redis, app.config.QUEUE_PREFIX);
+    new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by event type and outcome (delivered, retried, failed), fleet-wide',
+      labelNames: ['type', 'outcome'],
+      registers: [registry],
+      async collect() {
+        const rows = await webhooks.counters().catch(() => null);
+        if (!rows) return;
+        this.reset();
+        for (const { type, outcome, count } of rows) this.inc({ type, outcome }, count);
+      },
+    });
+    new Gauge({
+      name: 'webhook_oldest_undelivered_event_age_seconds',
+      help: 'Age of the oldest event with a webhook delivery neither delivered nor failed yet (0: none)',
+      registers: [registry],
+      async collect() {
+        const age = await webhooks.oldestUndeliveredAgeSeconds().catch(() => null);
+        if (age !== null) this.set(age);
       },
     });
     const duration = new Histogram({

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { isValidObjectId } from 'mongoose';
+import type { Config } from '../config.js';
+import { webhookEventTypes } from '../domain/import-process/state.js';
+import { Redis } from 'ioredis';
+import type { Models } from '../models/index.js';
+import { deliveryJobId } from '../webhooks/dispatch-event.js';
+import { checkWebhookUrl, UnsafeWebhookUrl } from '../webhooks/url-guard.js';
+import { jobCatalog, retention } from '../workers/catalog.js';
+import { OperatorError } from './operations.js';
+
+/** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+/**
+ * Operator actions on webhook subscriptions and deliveries (`import-admin webhook ...`). Each returns a
+ * JSON-able object; a secret is shown once, when its endpoint is added.
+ */
+export class WebhookOperations {
+  constructor(
+    private readonly models: Models,
+    private readonly config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE' | 'REDIS_URL' | 'QUEUE_PREFIX'>,
+  ) {}
+
+  async add(orgName: string, url: string, events: readonly string[] = []) {
+    const org = await this.organisation(orgName);
+    const unknown = events.filter((e) => !(webhookEventTypes as readonly string[]).includes(e));
+    if (unknown.length > 0)
+      throw new OperatorError(
+        `unknown event type(s) ${unknown.join(', ')}; known: ${webhookEventTypes.join(', ')}`,
+      );
+    try {
+      await checkWebhookUrl(url, this.config.WEBHOOK_ALLOW_PRIVATE);
+    } catch (err) {
+      if (err instanceof UnsafeWebhookUrl) throw new OperatorError(`webhook URL refused: ${err.message}`);
+      throw err;
+    }
+    const secret = newSigningSecret();
+    const doc = await this.models.WebhookEndpoint.create({
+      organisationId: org._id,
+      url,
+      events: [...new Set(events)],
+      secret,
+    });
+    return { id: doc.id as string, url: doc.url, events: doc.events, secret };
+  }
+
+  async list(orgName: string) {
+    const org = await this.organisation(orgName);
+    const rows = await this.models.WebhookEndpoint.find({ organisationId: org._id, removedAt: null })
+      .sort({ createdAt: 1 })
+      .lean();
+    return rows.map((r) => ({
+      id: r._id.toHexString(),
+      url: r.url,
+      events: r.events,
+      created_at: r.createdAt?.toISOString() ?? null,
+    }));
+  }
+
+  async remove(id: string) {
+    if (!isValidObjectId(id)) throw new OperatorError(`webhook ${id} does not exist`);
+    const doc = await this.models.WebhookEndpoint.findOneAndUpdate(
+      { _id: id, removedAt: null },
+      { $set: { removedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+    if (!doc) throw new OperatorError(`webhook ${id} does not exist`);
+    return { id, removed: true };
+  }
+
+  async deliveries(orgName: string, options: { failed?: boolean } = {}) {
+    const org = await this.organisation(orgName);
+    const rows = await this.models.WebhookDelivery.find({
+      organisationId: org._id,
+      ...(options.failed ? { status: 'failed' } : {}),
+    })
+      .sort({ createdAt: 1 })
+      .lean();
+    return rows.map((r) => ({
+      id: r._id,
+      event_id: r.eventId,
+      type: r.type,
+      endpoint_id: r.endpointId.toHexString(),
+      status: r.status,
+      attempts: r.attempts,
+      last_http_status: r.lastHttpStatus ?? null,
+      next_attempt_at: r.nextAttemptAt?.toISOString() ?? null,
+    }));
+  }
+
+  /**
+   * Sends a delivery again with the same `webhook-id`: a fresh series of attempts (the attempt count starts
+   * over) under a job of its own, so it runs even though the delivery's first job has finished.
+   */
+  async replay(id: string) {
+    const delivery = await this.models.WebhookDelivery.findById(id).lean();
+    if (!delivery) throw new OperatorError(`delivery ${id} does not exist`);
+    if (delivery.status === 'pending')
+      throw new OperatorError(
+        `delivery ${id} is still pending (next attempt at ${delivery.nextAttemptAt?.toISOString()})`,
+      );
+    const replays = (delivery.replays ?? 0) + 1;
+    await this.models.WebhookDelivery.updateOne(
+      { _id: id },
+      { $set: { status: 'pending', attempts: 0, nextAttemptAt: new Date(), replays } },
+    );
+    // A one-off connection that waits for Redis to be reachable (the CLI runs once, then exits).
+    const connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: 3, connectTimeout: 5_000 });
+    const queue = new Queue('webhooks', { connection, prefix: this.config.QUEUE_PREFIX });
+    try {
+      const spec = jobCatalog['deliver-webhook'];
+      await queue.add(
+        'deliver-webhook',
+        { deliveryId: id, requestId: 'replay' },
+        { ...spec.options, ...retention, jobId: deliveryJobId(id, replays) },
+      );
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    return { id, status: 'pending', replays };
+  }
+
+  private async organisation(name: string) {
+    const org = await this.models.Organisation.findOne({ name }).lean();
+    if (!org) throw new OperatorError(`organisation "${name}" does not exist`);
+    return org;
+  }
+}

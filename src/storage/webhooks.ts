@@ -1,0 +1,136 @@
+import { LRUCache } from 'lru-cache';
+import type { Types } from 'mongoose';
+import type { Models } from '../models/index.js';
+import type { ImportEventDoc } from '../models/import-event.js';
+import { deliveryId, type WebhookDelivery } from '../models/webhook-delivery.js';
+import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { retryTransient } from './transient.js';
+
+/**
+ * The repository of webhook endpoints, deliveries and the outbox side of import events.
+ * FerretDB measures: deliveries and events are read and written by `_id`; the endpoint list of an
+ * organisation (a handful of documents) is remembered for a few seconds per process; the outbox sweep's
+ * query reads the whole event collection on FerretDB (an index serves it on MongoDB), so it runs rarely and
+ * only as the safety net behind the relay (see `undispatchedEvents`).
+ */
+
+export type EndpointRow = {
+  _id: Types.ObjectId;
+  organisationId: Types.ObjectId;
+  url: string;
+  events: string[];
+  secret: string;
+  removedAt: Date | null;
+};
+
+export type DeliveryRow = WebhookDelivery & { _id: string };
+
+/** How long a process trusts the endpoint list it read for an organisation. */
+const ENDPOINTS_TTL_MS = 2_000;
+
+export class WebhookStore {
+  private readonly endpointsByOrg = new LRUCache<string, EndpointRow[]>({
+    max: 10_000,
+    ttl: ENDPOINTS_TTL_MS,
+  });
+
+  constructor(private readonly models: Models) {}
+
+  async event(key: string): Promise<ImportEventDoc | null> {
+    return retryTransient(() => this.models.ImportEvent.findById(key).lean<ImportEventDoc>().exec());
+  }
+
+  /** The organisation's live endpoints (recently read ones reused). */
+  async liveEndpoints(organisationId: Types.ObjectId): Promise<EndpointRow[]> {
+    const key = organisationId.toHexString();
+    const cached = this.endpointsByOrg.get(key);
+    if (cached) return cached;
+    const rows = await retryTransient(() =>
+      this.models.WebhookEndpoint.find({ organisationId, removedAt: null }).lean<EndpointRow[]>().exec(),
+    );
+    this.endpointsByOrg.set(key, rows);
+    return rows;
+  }
+
+  async endpoint(id: Types.ObjectId | string): Promise<EndpointRow | null> {
+    return retryTransient(() => this.models.WebhookEndpoint.findById(id).lean<EndpointRow>().exec());
+  }
+
+  /** One pending delivery per endpoint (those already there are kept as they are); returns their ids. */
+  async createDeliveries(
+    event: Pick<ImportEventDoc, '_id' | 'eventId' | 'type' | 'organisationId'>,
+    endpoints: readonly EndpointRow[],
+    now: Date,
+  ): Promise<string[]> {
+    const model = this.models.WebhookDelivery;
+    const docs = endpoints.map((endpoint) =>
+      completeDocument(
+        model,
+        {
+          _id: deliveryId(event.eventId, endpoint._id.toHexString()),
+          eventId: event.eventId,
+          eventKey: event._id,
+          type: event.type!,
+          endpointId: endpoint._id,
+          organisationId: event.organisationId,
+          status: 'pending',
+          attempts: 0,
+          lastHttpStatus: null,
+          nextAttemptAt: now,
+          replays: 0,
+        },
+        now,
+      ),
+    );
+    await retryTransient(() => batchedInsert(model, docs));
+    return docs.map((d) => d._id as string);
+  }
+
+  async markDispatched(key: string): Promise<void> {
+    await retryTransient(() =>
+      this.models.ImportEvent.updateOne({ _id: key }, { $set: { dispatched: true } }).exec(),
+    );
+  }
+
+  async delivery(id: string): Promise<DeliveryRow | null> {
+    return retryTransient(() => this.models.WebhookDelivery.findById(id).lean<DeliveryRow>().exec());
+  }
+
+  /** Records an attempt's outcome (one job works on a delivery at a time, so a plain update is enough). */
+  async recordAttempt(
+    id: string,
+    change: Partial<
+      Pick<DeliveryRow, 'status' | 'attempts' | 'lastHttpStatus' | 'nextAttemptAt' | 'replays'>
+    >,
+  ): Promise<void> {
+    await retryTransient(() => this.models.WebhookDelivery.updateOne({ _id: id }, { $set: change }).exec());
+  }
+
+  /**
+   * Events recorded at least `olderThanMs` ago and not dispatched yet: the relay's misses (a crash between the
+   * write and the queueing, Redis down). On FerretDB this reads the whole collection (see the class comment).
+   */
+  async undispatchedEvents(olderThanMs: number, limit: number, now: Date) {
+    return retryTransient(() =>
+      this.models.ImportEvent.find({
+        dispatched: false,
+        occurredAt: { $lt: new Date(now.getTime() - olderThanMs) },
+      })
+        .select({ _id: 1, eventId: 1 })
+        .limit(limit)
+        .lean<{ _id: string; eventId: string }[]>()
+        .exec(),
+    );
+  }
+}
+
+const stores = new WeakMap<Models, WebhookStore>();
+
+export function webhookStore(models: Models): WebhookStore {
+  let store = stores.get(models);
+  if (!store) {
+    store = new WebhookStore(models);
+    stores.set(models, store);
+  }
+  return store;
+}

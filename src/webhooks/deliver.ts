@@ -1,0 +1,101 @@
+import { DelayedError, type Job } from 'bullmq';
+import { webhookStore } from '../storage/webhooks.js';
+import type { JobData } from '../workers/catalog.js';
+import type { WorkerContext } from '../workers/context.js';
+import { WebhookFleetState } from './fleet-state.js';
+import { sendWebhook, type SendResult } from './sender.js';
+import { checkWebhookUrl, UnsafeWebhookUrl } from './url-guard.js';
+
+/** How long a delivery waits when its endpoint already has its share of deliveries in flight. */
+const ENDPOINT_BUSY_RETRY_MS = 200;
+
+/**
+ * Delivers one event to one endpoint. At least once: a worker killed after the receiver answered sends it
+ * again, with the same `webhook-id`. Attempts and their schedule are the delivery's own (counted on the
+ * delivery, waited out as a delayed job, `WEBHOOK_RETRY_DELAYS_MS`), so BullMQ's attempts are left for
+ * real failures (the database unreachable). Per-endpoint isolation: at most `WEBHOOK_ENDPOINT_CONCURRENCY`
+ * deliveries to one endpoint are in flight across the fleet; others wait a moment without holding a worker,
+ * so a slow endpoint uses a few slots and every other endpoint keeps the rest.
+ */
+export async function deliverWebhookJob(
+  data: JobData<'deliver-webhook'>,
+  job: Job,
+  ctx: WorkerContext,
+): Promise<{ status: string; attempts?: number }> {
+  const { config } = ctx;
+  const store = webhookStore(ctx.db.models);
+  const fleet = new WebhookFleetState(ctx.redis, config.QUEUE_PREFIX);
+  const delivery = await store.delivery(data.deliveryId);
+  if (!delivery || delivery.status !== 'pending') return { status: delivery?.status ?? 'missing' };
+  const [endpoint, event] = await Promise.all([
+    store.endpoint(delivery.endpointId),
+    store.event(delivery.eventKey),
+  ]);
+  if (!endpoint || endpoint.removedAt || !event?.body) {
+    // The endpoint was removed (or the event is gone): nothing will ever be sent.
+    await store.recordAttempt(delivery._id, { status: 'failed', nextAttemptAt: null });
+    await fleet.count(delivery.type, 'failed', delivery._id);
+    return { status: 'failed' };
+  }
+  const endpointId = endpoint._id.toHexString();
+  const delay = async (until: number): Promise<never> => {
+    await job.moveToDelayed(until, job.token);
+    throw new DelayedError();
+  };
+  const lease = config.WEBHOOK_TIMEOUT_MS * 2;
+  if (!(await fleet.takeSlot(endpointId, delivery._id, config.WEBHOOK_ENDPOINT_CONCURRENCY, lease)))
+    return delay(Date.now() + ENDPOINT_BUSY_RETRY_MS + Math.floor(Math.random() * ENDPOINT_BUSY_RETRY_MS));
+
+  let result: SendResult;
+  try {
+    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE);
+    result = await sendWebhook(
+      target,
+      { id: event.eventId, body: event.body, secret: endpoint.secret },
+      config.WEBHOOK_TIMEOUT_MS,
+      ctx.clock(),
+    );
+  } catch (err) {
+    if (!(err instanceof UnsafeWebhookUrl)) throw err;
+    ctx.log.warn({ endpoint: endpointId, reason: err.message }, 'webhook endpoint refused by the URL guard');
+    result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
+  } finally {
+    await fleet.releaseSlot(endpointId, delivery._id).catch(() => undefined);
+  }
+
+  const attempts = delivery.attempts + 1;
+  if (result.delivered) {
+    await store.recordAttempt(delivery._id, {
+      status: 'delivered',
+      attempts,
+      lastHttpStatus: result.httpStatus,
+      nextAttemptAt: null,
+    });
+    await fleet.count(delivery.type, 'delivered', delivery._id);
+    return { status: 'delivered', attempts };
+  }
+  const wait = config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
+  ctx.log.info(
+    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
+    'webhook delivery not accepted',
+  );
+  if (wait === undefined) {
+    await store.recordAttempt(delivery._id, {
+      status: 'failed',
+      attempts,
+      lastHttpStatus: result.httpStatus,
+      nextAttemptAt: null,
+    });
+    await fleet.count(delivery.type, 'failed', delivery._id);
+    return { status: 'failed', attempts };
+  }
+  const next = Date.now() + wait;
+  await store.recordAttempt(delivery._id, {
+    status: 'pending',
+    attempts,
+    lastHttpStatus: result.httpStatus,
+    nextAttemptAt: new Date(next),
+  });
+  await fleet.count(delivery.type, 'retried', null);
+  return delay(next);
+}

@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * What the worker fleet shares about webhooks in Redis: the deliveries in flight per endpoint (so that one
+ * slow endpoint cannot take every worker's slots), the delivery counters and the undelivered deliveries by
+ * age (which the API's /metrics reads, since workers serve no HTTP).
+ */
+
+// KEYS: in-flight set. ARGV: member, limit, lease ms. A lease per delivery, lapsing on its own if its worker dies.
+const ACQUIRE = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+return 1`;
+
+type Commands = { webhookSlot(key: string, member: string, limit: number, leaseMs: number): Promise<number> };
+
+export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
+
+export class WebhookFleetState {
+  private readonly redis: Redis & Commands;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+  ) {
+    if (!('webhookSlot' in redis)) redis.defineCommand('webhookSlot', { numberOfKeys: 1, lua: ACQUIRE });
+    this.redis = redis as Redis & Commands;
+  }
+
+  private inFlightKey = (endpointId: string) => `${this.prefix}:webhooks:in-flight:${endpointId}`;
+  private get countersKey() {
+    return `${this.prefix}:webhooks:deliveries`;
+  }
+  private get undeliveredKey() {
+    return `${this.prefix}:webhooks:undelivered`;
+  }
+
+  /** Takes one of the endpoint's in-flight places for a delivery (false: the endpoint is at its limit). */
+  async takeSlot(endpointId: string, delivery: string, limit: number, leaseMs: number): Promise<boolean> {
+    return (await this.redis.webhookSlot(this.inFlightKey(endpointId), delivery, limit, leaseMs)) === 1;
+  }
+
+  async releaseSlot(endpointId: string, delivery: string): Promise<void> {
+    await this.redis.zrem(this.inFlightKey(endpointId), delivery);
+  }
+
+  /** A delivery waiting to be delivered, since its event occurred (kept until delivered or failed). */
+  async waiting(delivery: string, occurredAt: Date): Promise<void> {
+    await this.redis.zadd(this.undeliveredKey, 'NX', occurredAt.getTime(), delivery);
+  }
+
+  async count(type: string, outcome: DeliveryOutcome, settled: string | null): Promise<void> {
+    const pipeline = this.redis.multi().hincrby(this.countersKey, `${type}|${outcome}`, 1);
+    if (settled) pipeline.zrem(this.undeliveredKey, settled);
+    await pipeline.exec();
+  }
+
+  /** Delivery counts by event type and outcome. */
+  async counters(): Promise<{ type: string; outcome: string; count: number }[]> {
+    const raw = await this.redis.hgetall(this.countersKey);
+    return Object.entries(raw).map(([field, count]) => {
+      const [type, outcome] = field.split('|') as [string, string];
+      return { type, outcome, count: Number(count) };
+    });
+  }
+
+  /** Age in seconds of the oldest event with a delivery not yet delivered or failed (0 when none). */
+  async oldestUndeliveredAgeSeconds(now: number = Date.now()): Promise<number> {
+    const [, score] = await this.redis.zrange(this.undeliveredKey, 0, 0, 'WITHSCORES');
+    return score === undefined ? 0 : Math.max(0, (now - Number(score)) / 1000);
+  }
+}
