@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { ImportEventDoc } from '../models/import-event.js';
@@ -8,8 +7,7 @@ import { retryTransient } from './transient.js';
 
 /**
  * The repository of webhook endpoints, deliveries and the outbox side of import events.
- * FerretDB measures: deliveries and events are read and written by `_id`; the endpoint list of an
- * organisation (a handful of documents) is remembered for a few seconds per process; the outbox sweep's
+ * FerretDB measures: deliveries and events are read and written by `_id`; the outbox sweep's
  * query reads the whole event collection on FerretDB (an index serves it on MongoDB), so it runs rarely and
  * only as the safety net behind the relay (see `undispatchedEvents`).
  */
@@ -25,31 +23,22 @@ export type EndpointRow = {
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
 
-/** How long a process trusts the endpoint list it read for an organisation. */
-const ENDPOINTS_TTL_MS = 2_000;
-
 export class WebhookStore {
-  private readonly endpointsByOrg = new LRUCache<string, EndpointRow[]>({
-    max: 10_000,
-    ttl: ENDPOINTS_TTL_MS,
-  });
-
   constructor(private readonly models: Models) {}
 
   async event(key: string): Promise<ImportEventDoc | null> {
     return retryTransient(() => this.models.ImportEvent.findById(key).lean<ImportEventDoc>().exec());
   }
 
-  /** The organisation's live endpoints (recently read ones reused). */
+  /**
+   * The organisation's live endpoints, read at every dispatch (not remembered): an endpoint added gets every
+   * event recorded after it, one removed none. The collection holds a few documents per organisation, so the
+   * read costs little even where FerretDB reads it whole.
+   */
   async liveEndpoints(organisationId: Types.ObjectId): Promise<EndpointRow[]> {
-    const key = organisationId.toHexString();
-    const cached = this.endpointsByOrg.get(key);
-    if (cached) return cached;
-    const rows = await retryTransient(() =>
+    return retryTransient(() =>
       this.models.WebhookEndpoint.find({ organisationId, removedAt: null }).lean<EndpointRow[]>().exec(),
     );
-    this.endpointsByOrg.set(key, rows);
-    return rows;
   }
 
   async endpoint(id: Types.ObjectId | string): Promise<EndpointRow | null> {

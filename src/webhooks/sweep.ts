@@ -18,21 +18,23 @@ export async function sweepOutboxJob(
   ctx: WorkerContext,
 ): Promise<{ queued: number }> {
   const now = ctx.clock();
-  const missed = await webhookStore(ctx.db.models).undispatchedEvents(graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS), BATCH, now);
+  const missed = await webhookStore(ctx.db.models).undispatchedEvents(
+    graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS),
+    BATCH,
+    now,
+  );
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     missed.map((event) =>
-      ctx
-        .queue(spec.queue)
-        .add(
-          'dispatch-event',
-          { eventKey: event._id, requestId: data.requestId },
-          {
-            ...spec.options,
-            ...retention,
-            jobId: jobId('dispatch', event.eventId, 'sweep', String(now.getTime())),
-          },
-        ),
+      ctx.queue(spec.queue).add(
+        'dispatch-event',
+        { eventKey: event._id, requestId: data.requestId },
+        {
+          ...spec.options,
+          ...retention,
+          jobId: jobId('dispatch', event.eventId, 'sweep', String(now.getTime())),
+        },
+      ),
     ),
   );
   if (missed.length > 0) ctx.log.info({ queued: missed.length }, 'outbox sweep queued missed events');

@@ -1,0 +1,262 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { storageFor } from '../../src/storage/index.js';
+import { relayEvents } from '../../src/webhooks/relay.js';
+import { isPublicAddress, checkWebhookUrl } from '../../src/webhooks/url-guard.js';
+import { startTestApp, createTenant, type TestApp } from '../support/app.js';
+import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
+import { startReceiver, type Receiver } from './receiver.js';
+
+// Delivery of import events to real HTTP receivers: signatures, retries on the configured delays, failure and
+// replay, per-endpoint isolation, tenant isolation, type filters and the outbox sweep.
+let t: TestApp;
+let workers: TestWorkers;
+let hooks: WebhookOperations;
+const receivers: Receiver[] = [];
+const ORG_A = 'Hooks Org A';
+const ORG_B = 'Hooks Org B';
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: {
+      TEST_LABEL: 'webhooks',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '100,100,100',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+      OUTBOX_SWEEP_INTERVAL_MS: '500',
+      // Few workers: a slow endpoint could take all of them but for the per-endpoint cap.
+      WORKER_CONCURRENCY: '4',
+    },
+  });
+  await createTenant(t, ORG_A, 'HOOKS_A');
+  await createTenant(t, ORG_B, 'HOOKS_B');
+  hooks = new WebhookOperations(t.app.db.models, t.config);
+  workers = await startTestWorkers(t.config);
+});
+afterAll(async () => {
+  await workers?.stop();
+  for (const r of receivers) await r.close();
+  await t?.close();
+});
+
+async function receiver(answer?: Parameters<typeof startReceiver>[0]) {
+  const r = await startReceiver(answer);
+  receivers.push(r);
+  return r;
+}
+
+let counter = 0;
+/** Records a post-import event of an account of the organisation's supplier, and relays it (unless told not to). */
+async function emit(org: string, options: { relay?: boolean; type?: 'completed' | 'error' } = {}) {
+  const orgDoc = await t.app.db.models.Organisation.findOne({ name: org }).lean();
+  const supplier = org === ORG_A ? 'HOOKS_A' : 'HOOKS_B';
+  const external = `EXT-${++counter}`;
+  const event = await storageFor(t.app.db.models).events.recordPostImport(
+    {
+      key: processKey(supplier, external),
+      organisationId: orgDoc!._id,
+      importSupplier: supplier,
+      externalAccountNumber: external,
+      krakenAccountNumber: 'A-0000000A',
+    },
+    {
+      type:
+        options.type === 'error'
+          ? 'data_import.import_process.post_import.error-v1'
+          : 'data_import.import_process.post_import.completed-v1',
+      resource: 'notes',
+      ref: `r${counter}`,
+      count: 2,
+    },
+    new Date(),
+  );
+  if (options.relay !== false) await relayEvents(t.app.queues.queue('webhooks'), [event], 'test');
+  const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
+  return { eventId: event.eventId, body: doc!.body! };
+}
+
+const deliveryOf = (eventId: string, endpointId: string) =>
+  t.app.db.models.WebhookDelivery.findById(`${eventId}.${endpointId}`).lean();
+
+describe('delivery', () => {
+  it('sends the recorded body signed with the Standard Webhooks scheme; the receiver verifies it', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    const { eventId, body } = await emit(ORG_A);
+    await until(async () => r.received.length > 0, 'the delivery');
+    const got = r.received[0]!;
+    expect(got.id).toBe(eventId);
+    expect(got.body).toBe(body);
+    expect(got.headers['content-type']).toBe('application/json');
+    const verified = new Webhook(endpoint.secret).verify(got.body, {
+      'webhook-id': got.headers['webhook-id'] as string,
+      'webhook-timestamp': got.headers['webhook-timestamp'] as string,
+      'webhook-signature': got.headers['webhook-signature'] as string,
+    }) as { id: string; type: string; data: Record<string, unknown> };
+    expect(verified).toMatchObject({
+      id: eventId,
+      type: 'data_import.import_process.post_import.completed-v1',
+      data: { import_supplier: 'HOOKS_A', resource: 'notes', count: 2, kraken_account_number: 'A-0000000A' },
+    });
+    // A wrong secret does not verify.
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('x'.repeat(32)).toString('base64')}`).verify(got.body, {
+        'webhook-id': got.id,
+        'webhook-timestamp': got.headers['webhook-timestamp'] as string,
+        'webhook-signature': got.headers['webhook-signature'] as string,
+      }),
+    ).toThrow();
+    await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
+    expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
+    expect((await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched).toBe(true);
+    await hooks.remove(endpoint.id);
+  });
+
+  it('500 twice, then 200: delivered on the third try with the same webhook-id', async () => {
+    const r = await receiver((seen) => (seen < 2 ? 500 : 200));
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId } = await emit(ORG_A);
+    await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
+    expect(r.received.map((x) => x.id)).toEqual([eventId, eventId, eventId]);
+    expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 3, lastHttpStatus: 200 });
+    await hooks.remove(endpoint.id);
+  });
+
+  it('never 2xx: failed after the configured retries, then replayed successfully with the same webhook-id', async () => {
+    let healthy = false;
+    const r = await receiver(() => (healthy ? 204 : 503));
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId } = await emit(ORG_A);
+    const id = `${eventId}.${endpoint.id}`;
+    await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'failed', 'failed');
+    // One attempt, then one per configured delay (three).
+    expect(r.received.filter((x) => x.id === eventId)).toHaveLength(4);
+    const failed = await hooks.deliveries(ORG_A, { failed: true });
+    expect(failed).toContainEqual({
+      id,
+      event_id: eventId,
+      type: 'data_import.import_process.post_import.completed-v1',
+      endpoint_id: endpoint.id,
+      status: 'failed',
+      attempts: 4,
+      last_http_status: 503,
+      next_attempt_at: null,
+    });
+    healthy = true;
+    expect(await hooks.replay(id)).toEqual({ id, status: 'pending', replays: 1 });
+    await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'replayed');
+    expect(r.received.at(-1)!.id).toBe(eventId);
+    expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 204 });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(
+      /webhook_deliveries_total\{type="data_import.import_process.post_import.completed-v1",outcome="failed"\} [1-9]/,
+    );
+    expect(metrics.body).toMatch(/webhook_deliveries_total\{[^}]*outcome="retried"\} [1-9]/);
+    expect(metrics.body).toMatch(/webhook_oldest_undelivered_event_age_seconds \d/);
+    await hooks.remove(endpoint.id);
+  });
+
+  it('a slow endpoint does not delay another: the fast one gets everything while the slow one still waits', async () => {
+    const slow = await receiver(() => 'hang');
+    const fast = await receiver();
+    const slowEndpoint = await hooks.add(ORG_B, slow.url);
+    const fastEndpoint = await hooks.add(ORG_B, fast.url);
+    const events = [];
+    for (let i = 0; i < 12; i++) events.push(await emit(ORG_B));
+    await until(async () => fast.ids().size === events.length, 'every event at the fast endpoint', 15_000);
+    // The slow endpoint times out one delivery after another, two at a time: far from done.
+    const slowPending = await t.app.db.models.WebhookDelivery.countDocuments({
+      endpointId: slowEndpoint.id,
+      status: 'pending',
+    });
+    expect(slowPending).toBeGreaterThan(0);
+    expect(slow.received.length).toBeLessThan(events.length * 4);
+    await hooks.remove(slowEndpoint.id);
+    await hooks.remove(fastEndpoint.id);
+  });
+});
+
+describe('who receives what', () => {
+  it("an organisation's endpoints never receive another organisation's events; type filters apply", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    const onlyErrors = await receiver();
+    const endpointA = await hooks.add(ORG_A, a.url);
+    const endpointB = await hooks.add(ORG_B, b.url);
+    const endpointErrors = await hooks.add(ORG_A, onlyErrors.url, [
+      'data_import.import_process.post_import.error-v1',
+    ]);
+    const completed = await emit(ORG_A);
+    const failed = await emit(ORG_A, { type: 'error' });
+    const forB = await emit(ORG_B);
+    await until(
+      async () => a.ids().size === 2 && b.ids().size === 1 && onlyErrors.ids().size === 1,
+      'deliveries',
+    );
+    expect(a.ids()).toEqual(new Set([completed.eventId, failed.eventId]));
+    expect(b.ids()).toEqual(new Set([forB.eventId]));
+    expect(onlyErrors.ids()).toEqual(new Set([failed.eventId]));
+    const listed = await hooks.list(ORG_A);
+    expect(listed.map((e) => e.id)).toEqual(expect.arrayContaining([endpointA.id, endpointErrors.id]));
+    expect(JSON.stringify(listed)).not.toContain('whsec_');
+    expect((await hooks.deliveries(ORG_B)).every((d) => d.endpoint_id !== endpointA.id)).toBe(true);
+    for (const e of [endpointA, endpointB, endpointErrors]) await hooks.remove(e.id);
+    expect(await hooks.list(ORG_A)).toEqual([]);
+  });
+
+  it('the outbox sweep delivers an event whose dispatch was never queued', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId } = await emit(ORG_A, { relay: false });
+    await until(async () => r.ids().has(eventId), 'the swept event', 15_000);
+    await hooks.remove(endpoint.id);
+  });
+
+  it('refuses unknown event types', async () => {
+    await expect(hooks.add(ORG_A, 'http://127.0.0.1:9/x', ['no.such.type'])).rejects.toThrow(
+      /unknown event type/,
+    );
+  });
+});
+
+describe('the URL guard', () => {
+  it('only public unicast addresses', () => {
+    for (const ok of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888'])
+      expect(isPublicAddress(ok), ok).toBe(true);
+    for (const bad of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      'not-an-ip',
+    ])
+      expect(isPublicAddress(bad), bad).toBe(false);
+  });
+
+  it('refuses http://, loopback and private hosts unless WEBHOOK_ALLOW_PRIVATE', async () => {
+    await expect(checkWebhookUrl('http://example.com/x', false)).rejects.toThrow(/https/);
+    await expect(checkWebhookUrl('https://127.0.0.1/x', false)).rejects.toThrow(/non-public/);
+    await expect(checkWebhookUrl('https://[::1]/x', false)).rejects.toThrow(/non-public/);
+    await expect(checkWebhookUrl('https://10.0.0.8/x', false)).rejects.toThrow(/non-public/);
+    await expect(checkWebhookUrl('https://localhost/x', false)).rejects.toThrow(/non-public/);
+    await expect(checkWebhookUrl('https://user:pw@8.8.8.8/x', false)).rejects.toThrow(/credentials/);
+    expect((await checkWebhookUrl('https://8.8.8.8/x', false)).address).toBe('8.8.8.8');
+    expect((await checkWebhookUrl('http://127.0.0.1:3000/x', true)).address).toBe('127.0.0.1');
+    const strict = new WebhookOperations(t.app.db.models, { ...t.config, WEBHOOK_ALLOW_PRIVATE: false });
+    await expect(strict.add(ORG_A, 'https://127.0.0.1/hooks')).rejects.toThrow(/refused/);
+  });
+});

@@ -1,0 +1,56 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Received = {
+  id: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+};
+
+/**
+ * A real HTTP webhook receiver on 127.0.0.1. `answer` decides each request's status from the number of
+ * times its `webhook-id` was seen before (0 the first time); 'hang' holds the request open until closed.
+ */
+export async function startReceiver(answer: (seenBefore: number, id: string) => number | 'hang' = () => 200) {
+  const received: Received[] = [];
+  const seen = new Map<string, number>();
+  const hanging = new Set<() => void>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id'] ?? '');
+      const count = seen.get(id) ?? 0;
+      seen.set(id, count + 1);
+      received.push({
+        id,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        receivedAt: Date.now(),
+      });
+      const status = answer(count, id);
+      if (status === 'hang') {
+        const end = () => res.destroy();
+        hanging.add(end);
+        res.on('close', () => hanging.delete(end));
+        return;
+      }
+      res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    /** Distinct webhook ids received. */
+    ids: () => new Set(received.map((r) => r.id)),
+    async close() {
+      for (const end of hanging) end();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
