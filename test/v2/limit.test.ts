@@ -13,6 +13,9 @@ import {
   type TestWorkers,
 } from '../creation/support.js';
 import { eventNames, inMs, v2For, type V2 } from './support.js';
+import { Webhook } from 'standardwebhooks';
+import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { startReceiver } from '../webhooks/receiver.js';
 
 // Scheduled tasks share the global creation limit with v1 creates: they wait for a slot (never refused) and
 // end ERRORED schedule_window_expired when none frees up before their window ends.
@@ -21,12 +24,17 @@ let v2: V2;
 const workers: TestWorkers[] = [];
 const withTeam = (external: string) => ({ ...accountPayload(external), operations_team_name: TEAM });
 const LIMIT = 50;
+const ORG = 'Limit Org';
 
 beforeAll(async () => {
   t = await startTestApp({
-    env: { TEST_LABEL: 'v2-limit', ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) },
+    env: {
+      TEST_LABEL: 'v2-limit',
+      ACCOUNT_CREATION_CONCURRENCY: String(LIMIT),
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    },
   });
-  v2 = v2For(t, (await setupTenant(t)).headers);
+  v2 = v2For(t, (await setupTenant(t, ORG)).headers);
   // Two worker processes' worth of concurrency (2 × 50): the limit, not the workers, binds.
   for (let i = 0; i < 2; i++) workers.push(await startTestWorkers(t.config));
 });
@@ -69,9 +77,13 @@ describe('the global creation limit', () => {
   });
 
   it(
-    `1,000 scheduled accounts with the limit at ${LIMIT}: never more in flight, all PROCESSED once`,
-    { timeout: 120_000 },
+    `1,000 scheduled accounts with the limit at ${LIMIT}: never more in flight, all PROCESSED once, one signed complete-v1 each`,
+    { timeout: 150_000 },
     async () => {
+      const receiver = await startReceiver();
+      const endpoint = await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url, [
+        'data_import.import_process.complete-v1',
+      ]);
       const slots = new CreationSlots(t.app.redis, t.config);
       await t.app.redis.del(`${t.config.QUEUE_PREFIX}:account-creation:peak`);
       const externals = Array.from({ length: 1_000 }, (_, i) => `BULK-${String(i).padStart(4, '0')}`);
@@ -108,6 +120,27 @@ describe('the global creation limit', () => {
           ),
         ),
       ).toEqual(externals.map(() => null));
+
+      // Exactly one complete-v1 per account at the receiver, each verified by its signature.
+      await until(async () => receiver.ids().size >= externals.length, 'every complete-v1', 60_000);
+      const verifier = new Webhook(endpoint.secret);
+      const byAccount = new Map<string, Set<string>>();
+      for (const r of receiver.received) {
+        const body = verifier.verify(r.body, {
+          'webhook-id': r.id,
+          'webhook-timestamp': String(r.headers['webhook-timestamp']),
+          'webhook-signature': String(r.headers['webhook-signature']),
+        }) as { id: string; type: string; data: { external_account_number: string } };
+        expect(body.type).toBe('data_import.import_process.complete-v1');
+        expect(body.id).toBe(r.id);
+        const ids = byAccount.get(body.data.external_account_number) ?? new Set<string>();
+        ids.add(r.id);
+        byAccount.set(body.data.external_account_number, ids);
+      }
+      const bulk = [...byAccount.entries()].filter(([e]) => e.startsWith('BULK-'));
+      expect(bulk).toHaveLength(externals.length);
+      expect(bulk.every(([, ids]) => ids.size === 1)).toBe(true);
+      await receiver.close();
     },
   );
 });

@@ -9,6 +9,8 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { childEnv, killWorkersWhileTheyWork, startProcess, type Child } from '../creation/processes.js';
 import { recordCounts, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { v2For, type V2 } from './support.js';
+import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 
 // Worker processes SIGKILLed at random moments while they run scheduled tasks: a killed worker's task runs
 // again (short locks, so the stall is noticed quickly), resumes its own STARTED, and every account ends
@@ -21,6 +23,8 @@ let t: TestApp;
 let v2: V2;
 let queue: Queue;
 let connection: Redis;
+let receiver: Receiver;
+const ORG = 'Crash Org';
 const children: Child[] = [];
 
 beforeAll(async () => {
@@ -31,12 +35,15 @@ beforeAll(async () => {
       ACCOUNT_CREATION_CONCURRENCY: '0',
     },
   });
-  v2 = v2For(t, (await setupTenant(t)).headers);
+  v2 = v2For(t, (await setupTenant(t, ORG)).headers);
+  receiver = await startReceiver();
+  await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url);
   connection = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
   queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
 });
 afterAll(async () => {
   for (const c of children) await c.stop('SIGKILL');
+  await receiver?.close();
   await queue?.close();
   connection?.disconnect();
   await t?.close();
