@@ -54,6 +54,8 @@ fi
 set -a; source .data/secrets.env; [ -f .env ] && source .env; set +a
 # A local demo: the simulated payment vendor is on next to Stripe (a deployment enables only what it lists).
 export PAYMENT_VENDORS="${PAYMENT_VENDORS:-STRIPE,SIMULATED}"
+# ... and webhook endpoints on this machine (http://127.0.0.1:...) may be subscribed, for trying webhooks out.
+export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 
 npm run --silent build >/dev/null || { echo "[up] build failed: npm run build" >&2; exit 1; }
 bash scripts/down.sh --apps-only >/dev/null 2>&1 || true

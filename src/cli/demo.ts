@@ -14,6 +14,8 @@ export async function seedDemo(ops: Operations, baseUrl: string, paymentVendors:
     await ops.createSupplier(DEMO.supplier, DEMO.organisation, { documentRoot: 'migrations/demo' });
   }
   await ops.ensureTeam(DEMO.team);
+  // v2 schedules of the demo supplier need no team in the payload.
+  await ops.setSupplierDefaultTeam(DEMO.supplier, DEMO.team);
   const key = await ops.createApiKey(DEMO.organisation);
   const query = `mutation { obtainKrakenToken(input: {APIKey: \\"${key.api_key}\\"}) { token refreshToken refreshExpiresIn } }`;
   return {

@@ -95,6 +95,7 @@ describe('import-admin', () => {
       document_bucket: null,
       send_migration_email: true,
       region: 'ES',
+      default_team: null,
     });
     const paused = await admin('supplier', 'set-status', 'SUP_1', 'Paused');
     expect(paused.out.status).toBe('Paused');
@@ -213,5 +214,99 @@ describe('tenant isolation', () => {
     });
     expect(foreignStatus.statusCode).toBe(404);
     expect(foreignStatus.json()).toEqual(missingStatus.json());
+  });
+
+  it('sets a supplier default team (at creation or later); the team must exist', async () => {
+    await admin('org', 'create', 'Team Org');
+    await admin('team', 'create', 'Backoffice');
+    const created = await admin(
+      'supplier',
+      'create',
+      'SUP_T',
+      '--org',
+      'Team Org',
+      '--default-team',
+      'Backoffice',
+    );
+    expect(created.out.default_team).toBe('Backoffice');
+    await admin('team', 'create', 'Night Shift');
+    const changed = await admin('supplier', 'set-default-team', 'SUP_T', 'Night Shift');
+    expect(changed.code).toBe(0);
+    expect(changed.out.default_team).toBe('Night Shift');
+    const missing = await admin('supplier', 'set-default-team', 'SUP_T', 'Nobody');
+    expect(missing.code).toBe(1);
+    expect(missing.err.trim()).toBe('error: team "Nobody" does not exist');
+    expect(
+      (await admin('supplier', 'create', 'SUP_U', '--org', 'Team Org', '--default-team', 'Nobody')).code,
+    ).toBe(1);
+  });
+
+  it('manages webhook endpoints: add (secret once), list (never the secret), deliveries, replay, remove', async () => {
+    await admin('org', 'create', 'Hook Org');
+    const env = { REDIS_URL: t.config.REDIS_URL, QUEUE_PREFIX: t.config.QUEUE_PREFIX };
+    const refused = await adminWith(
+      env,
+      'webhook',
+      'add',
+      '--org',
+      'Hook Org',
+      '--url',
+      'http://127.0.0.1:9/h',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('webhook URL refused');
+    const dev = { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' };
+    const added = await adminWith(
+      dev,
+      'webhook',
+      'add',
+      '--org',
+      'Hook Org',
+      '--url',
+      'http://127.0.0.1:9/h',
+      '--events',
+      'data_import.import_process.complete-v1',
+    );
+    expect(added.code).toBe(0);
+    expect(added.out).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      url: 'http://127.0.0.1:9/h',
+      events: ['data_import.import_process.complete-v1'],
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const listed = await adminWith(env, 'webhook', 'list', '--org', 'Hook Org');
+    expect(listed.out).toEqual([
+      {
+        id: added.out.id,
+        url: 'http://127.0.0.1:9/h',
+        events: ['data_import.import_process.complete-v1'],
+        created_at: expect.any(String),
+      },
+    ]);
+    expect(
+      (
+        await adminWith(
+          env,
+          'webhook',
+          'add',
+          '--org',
+          'Hook Org',
+          '--url',
+          'https://8.8.8.8/',
+          '--events',
+          'nope',
+        )
+      ).err,
+    ).toContain('unknown event type');
+    expect((await adminWith(env, 'webhook', 'deliveries', '--org', 'Hook Org', '--failed')).out).toEqual([]);
+    expect((await adminWith(env, 'webhook', 'replay', 'no-such-delivery')).err.trim()).toBe(
+      'error: delivery no-such-delivery does not exist',
+    );
+    expect((await adminWith(env, 'webhook', 'remove', added.out.id)).out).toEqual({
+      id: added.out.id,
+      removed: true,
+    });
+    expect((await adminWith(env, 'webhook', 'list', '--org', 'Hook Org')).out).toEqual([]);
+    expect((await adminWith(env, 'webhook', 'remove', added.out.id)).code).toBe(1);
   });
 });

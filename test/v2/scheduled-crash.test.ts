@@ -33,6 +33,7 @@ beforeAll(async () => {
       TEST_LABEL: 'v2-crash',
       ACCOUNT_CREATION_SLOT_LEASE_MS: '2000',
       ACCOUNT_CREATION_CONCURRENCY: '0',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     },
   });
   v2 = v2For(t, (await setupTenant(t, ORG)).headers);
@@ -78,6 +79,8 @@ it(
       WORKER_STALLED_INTERVAL_MS: '300',
       WORKER_MAX_STALLED_COUNT: '1000',
       WORKER_CONCURRENCY: '1',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
     });
 
     const kills = await killWorkersWhileTheyWork({
@@ -103,5 +106,20 @@ it(
       expect(kinds.slice(0, 3)).toEqual(['CREATED', 'SCHEDULED', 'STARTED']);
       expect((await v2.status(ext)).json().status).toBe('PROCESSED');
     }
+    // Deliveries were in flight through the kills too: every account's complete-v1 arrived, and a duplicate
+    // (at least once) only ever repeats the same webhook-id.
+    const completeIds = () => {
+      const byAccount = new Map<string, Set<string>>();
+      for (const r of receiver.received) {
+        const body = JSON.parse(r.body) as { type: string; data: { external_account_number: string } };
+        if (body.type !== 'data_import.import_process.complete-v1') continue;
+        const ids = byAccount.get(body.data.external_account_number) ?? new Set<string>();
+        ids.add(r.id);
+        byAccount.set(body.data.external_account_number, ids);
+      }
+      return byAccount;
+    };
+    await until(async () => completeIds().size === ACCOUNTS.length, 'every complete-v1', 60_000);
+    expect([...completeIds().values()].every((ids) => ids.size === 1)).toBe(true);
   },
 );
