@@ -155,15 +155,6 @@ export class ProcessEventLog {
     return outcome === 'inserted';
   }
 
-  /** The entry at a position, if written: what a queued task checks its own SCHEDULED event by. */
-  async at(key: string, seq: number): Promise<ProcessEvent | 'void' | null> {
-    const entry = await retryTransient(() =>
-      this.model.findById(processEventId(key, seq)).lean<EntryFields>().exec(),
-    );
-    if (!entry) return null;
-    return toEvent(seq, entry) ?? 'void';
-  }
-
   /**
    * Records a post-import event (`ref` identifies the write it reports, so recording it twice is a no-op).
    * Returns the event for the relay.

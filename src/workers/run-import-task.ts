@@ -37,8 +37,10 @@ export async function runImportTaskJob(
     throw new DelayedError();
   };
 
-  const own = await events.at(key, data.taskId);
-  if (own === null) {
+  // The history up to now: the task's own SCHEDULED event is at its position, unless the schedule has not
+  // written it (yet, or ever).
+  let state = await events.state(key);
+  if (state.seq < data.taskId) {
     const tries = (job.data as { waits?: number }).waits ?? 0;
     if (tries < MISSING_EVENT_TRIES) {
       await job.updateData({ ...data, waits: tries + 1 });
@@ -53,13 +55,16 @@ export async function runImportTaskJob(
     importSupplier: process.importSupplier,
     externalAccountNumber: process.externalAccountNumber,
   };
-  if (own === null) {
-    await events.voidPosition(identity, data.taskId, ctx.clock());
-    return { ran: false, reason: 'not_scheduled' };
+  if (state.seq < data.taskId) {
+    state = await events.state(key);
+    // Still not there: the schedule gave up between queueing this job and recording its task. The position
+    // is filled so that a schedule still on its way records its task after it (with a job of its own).
+    if (state.seq < data.taskId && (await events.voidPosition(identity, data.taskId, ctx.clock())))
+      return { ran: false, reason: 'not_scheduled' };
+    state = await events.state(key);
   }
-  if (own === 'void' || own.kind !== 'SCHEDULED') return { ran: false, reason: 'not_scheduled' };
 
-  const state = await events.state(key);
+  // The task runs only while it is the one the process waits for (or it is resuming its own start).
   const task = state.task;
   const resuming = state.status === 'IN_PROGRESS' && state.run === job.id;
   if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))

@@ -3,6 +3,8 @@ import { CreationSlots } from '../../src/creation/slots.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { loadStagedPayload } from '../../src/creation/staging.js';
 import { storageFor } from '../../src/storage/index.js';
+import { taskJobId } from '../../src/creation/schedule.js';
+import { processEventId } from '../../src/models/import-event.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -353,6 +355,34 @@ describe('v1 and v2 share one state and history', () => {
     await v1.stage(withTeam('I-5'));
     expect((await v1.create('I-5', { dry_run: true })).json().code).toBe('dry_run_rolled_back');
     expect(eventNames((await v2.events('I-5')).json())).toEqual(['CREATED']);
+  });
+});
+
+describe('a task whose SCHEDULED event never came', () => {
+  it('gives its position up (VOID); the next schedule records its task after it and runs', async () => {
+    await v1.stage(withTeam('V-1'));
+    const key = processKey(SUPPLIER, 'V-1');
+    // As if a schedule had queued its job for position 1 and died before recording its task.
+    await t.app.queues
+      .queue('account-creation')
+      .add('run-import-task', { processId: key, taskId: 1, requestId: 'test' }, { jobId: taskJobId(key, 1) });
+    await until(
+      async () =>
+        (await t.app.db.models.ImportEvent.findById(processEventId(key, 1)).lean())?.event === 'VOID',
+      'the position to be voided',
+    );
+    expect((await statusOf('V-1')).status).toBe('PENDING');
+    await v2.schedule(withTeam('V-1'));
+    await settled('V-1', 'PROCESSED');
+    expect(eventNames((await v2.events('V-1')).json())).toEqual([
+      'CREATED',
+      'SCHEDULED',
+      'STARTED',
+      'PROCESSED',
+    ]);
+    expect((await t.app.db.models.ImportEvent.findById(processEventId(key, 2)).lean())?.event).toBe(
+      'SCHEDULED',
+    );
   });
 });
 

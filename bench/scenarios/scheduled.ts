@@ -1,0 +1,159 @@
+import { createServer, Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { freePort, waitForPort } from '../../test/support/processes.js';
+import { childEnv, startProcess } from '../../test/creation/processes.js';
+import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
+import { cpuMeter, latencySummary, round, type Scenario } from '../support.js';
+
+/** Realistic accounts scheduled per run: `BENCH_SCHEDULED_ACCOUNTS` (default 1,000). */
+const ACCOUNTS = Number(process.env.BENCH_SCHEDULED_ACCOUNTS ?? 1_000);
+const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
+/** Schedules in flight from the client (a schedule only stages and queues: it never waits for the creation). */
+const CLIENT_CONCURRENCY = 16;
+const WARM_UP = 100;
+
+/**
+ * v2 end to end over real HTTP: one `web` and one `worker` process; realistic accounts scheduled (window: now)
+ * as fast as the client can send them; every account's `complete-v1` webhook received by a real HTTP receiver
+ * in this process, which verifies each signature. Reports scheduled accounts/s from the first schedule to the
+ * last PROCESSED event, and delivery latency: from the event's write (its `occurredAt`) to its arrival.
+ */
+const scenario: Scenario = {
+  name: 'scheduled',
+  description:
+    `v2 scheduled creation end to end (1 web + 1 worker process, creation limit ${LIMIT}): ${ACCOUNTS} realistic ` +
+    `accounts scheduled, each created and its complete-v1 webhook received and verified; accounts/s schedule → ` +
+    `PROCESSED, webhook delivery latency (event written → receiver), CPU per account of each process`,
+  async run(env) {
+    const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const e = await creationEnv(config, { workers: false, payload: 'realistic' });
+    const arrivals = new Map<string, number>();
+    let invalidSignatures = 0;
+    let secret = '';
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const at = Date.now();
+        const body = Buffer.concat(chunks).toString();
+        try {
+          new Webhook(secret).verify(body, {
+            'webhook-id': String(req.headers['webhook-id']),
+            'webhook-timestamp': String(req.headers['webhook-timestamp']),
+            'webhook-signature': String(req.headers['webhook-signature']),
+          });
+          const id = String(req.headers['webhook-id']);
+          if (!arrivals.has(id)) arrivals.set(id, at);
+        } catch {
+          invalidSignatures++;
+        }
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    secret = (
+      await new WebhookOperations(e.app.db.models, config).add('Bench Org', receiverUrl, [
+        'data_import.import_process.complete-v1',
+      ])
+    ).secret;
+
+    const port = await freePort();
+    const base = childEnv(config, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
+    const worker = startProcess('worker', base);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENT_CONCURRENCY });
+    try {
+      await waitForPort(port);
+      const schedule = (external: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const body = JSON.stringify({
+            payload: {
+              ...e.template,
+              import_supplier: SUPPLIER,
+              external_account_number: external,
+              operations_team_name: TEAM,
+            },
+            task_params: { is_dry_run: false },
+          });
+          const req = request(
+            `http://127.0.0.1:${port}/v2/data-import/accounts/`,
+            { method: 'POST', agent, headers: { ...e.headers, 'content-length': Buffer.byteLength(body) } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      const processed = () =>
+        e.app.db.models.AccountImportProcess.countDocuments({
+          importSupplier: SUPPLIER,
+          krakenAccountNumber: { $ne: null },
+        });
+      const waitFor = async (n: number, what: string) => {
+        const deadline = Date.now() + 30 * 60_000;
+        while ((await processed()) < n || arrivals.size < n) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      // Warm-up, not measured.
+      await pool(
+        Array.from({ length: WARM_UP }, (_, i) => `SW-${i}`),
+        CLIENT_CONCURRENCY,
+        async (ext) => void (await schedule(ext)),
+      );
+      await waitFor(WARM_UP, 'the warm-up');
+      const warmIds = new Set(arrivals.keys());
+
+      const cpu = cpuMeter({ database: env.dbPid, web: web.proc.pid, worker: worker.proc.pid });
+      const externals = Array.from({ length: ACCOUNTS }, (_, i) => `SCH-${String(i).padStart(6, '0')}`);
+      const scheduleMs: number[] = [];
+      const started = Date.now();
+      await pool(externals, CLIENT_CONCURRENCY, async (ext) => {
+        const t0 = performance.now();
+        const status = await schedule(ext);
+        if (status !== 201) throw new Error(`schedule ${ext}: ${status}`);
+        scheduleMs.push(performance.now() - t0);
+      });
+      const allScheduled = Date.now();
+      await waitFor(WARM_UP + ACCOUNTS, 'every account and webhook');
+      const events = await e.app.db.models.ImportEvent.find({
+        type: 'data_import.import_process.complete-v1',
+      })
+        .select({ eventId: 1, occurredAt: 1, externalAccountNumber: 1 })
+        .lean();
+      const measured = events.filter(
+        (ev) => !warmIds.has(ev.eventId) && ev.externalAccountNumber.startsWith('SCH-'),
+      );
+      const lastProcessed = Math.max(...measured.map((ev) => ev.occurredAt.getTime()));
+      const latencies = measured.map((ev) => arrivals.get(ev.eventId)! - ev.occurredAt.getTime());
+      const seconds = (lastProcessed - started) / 1000;
+      return {
+        accounts: ACCOUNTS,
+        creation_limit: LIMIT,
+        client_concurrency: CLIENT_CONCURRENCY,
+        schedule_seconds: round((allScheduled - started) / 1000, 1),
+        schedule_request: latencySummary(scheduleMs),
+        seconds_to_last_processed: round(seconds, 1),
+        accounts_per_s: round(ACCOUNTS / seconds, 1),
+        webhook_delivery_latency: latencySummary(latencies),
+        webhooks_received: measured.length,
+        invalid_signatures: invalidSignatures,
+        cpu_ms_per_account: cpu.perItemMs(ACCOUNTS),
+      };
+    } finally {
+      agent.destroy();
+      await Promise.all([web.stop(), worker.stop()]);
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+      await e.close();
+    }
+  },
+};
+export default scenario;
