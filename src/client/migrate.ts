@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import type { ApiClient, Answer } from './http.js';
+import type { InputLine } from './input.js';
+import { fieldErrors, refusalOutcome, type Result } from './outcomes.js';
+import { identify } from './run.js';
+import type { ResumeState } from './state.js';
+
+export type MigrateOptions = {
+  mode: 'v1' | 'v2';
+  team: string | null;
+  dryRun: boolean;
+  stop: AbortSignal;
+};
+
+const V2_TERMINAL = new Set(['PROCESSED', 'ERRORED', 'CANCELLED', 'DRY_RUN_SUCCEEDED', 'DRY_RUN_ERRORED']);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One account of `migrate`: skipped when the state file says it is done with this payload; otherwise
+ * staged then created (v1), or scheduled then followed until its task ends (v2). Its result is recorded in
+ * the state file as soon as it is known.
+ */
+export function migrateAccount(api: ApiClient, state: ResumeState, options: MigrateOptions) {
+  return async (line: Extract<InputLine, { ok: true }>): Promise<Result> => {
+    const started = Date.now();
+    const who = identify(line.value);
+    const key =
+      who.import_supplier && who.external_account_number
+        ? `${who.import_supplier}/${who.external_account_number}`
+        : null;
+    const hash = createHash('sha256').update(line.text).digest('hex');
+    if (key) {
+      const known = state.decide(key, hash, options.dryRun);
+      if (known.action === 'done') return { ...known.result, line: line.line, attempts: 0, ms: 0 };
+    }
+    let attempts = 0;
+    const finish = (
+      r: Omit<Result, 'line' | 'attempts' | 'ms' | 'import_supplier' | 'external_account_number'>,
+    ) => {
+      const result: Result = { line: line.line, ...who, ...r, attempts, ms: Date.now() - started };
+      if (key && result.outcome !== 'failed') state.record(key, hash, options.dryRun, result);
+      return result;
+    };
+    const refused = (answer: Answer) => {
+      const { outcome, kraken } = refusalOutcome(answer.status, answer.body);
+      return finish({
+        outcome,
+        http_status: answer.status,
+        kraken_account_number: kraken,
+        errors: outcome === 'already_imported' || outcome === 'dry_run_ok' ? [] : fieldErrors(answer.body),
+      });
+    };
+    const send = async (method: string, path: string, body?: unknown, retry503 = true) => {
+      const answer = await api.request(method, path, body, { retry503 });
+      attempts += answer.attempts;
+      return answer;
+    };
+
+    if (options.mode === 'v2') {
+      const payload = line.value as Record<string, unknown>;
+      const withTeam =
+        options.team && payload.operations_team_name === undefined
+          ? { ...payload, operations_team_name: options.team }
+          : payload;
+      const scheduled = await send('POST', '/v2/data-import/accounts/', {
+        payload: withTeam,
+        task_params: { is_dry_run: options.dryRun },
+      });
+      if (scheduled.status !== 201) return refused(scheduled);
+      const path = `/v2/data-import/accounts/${encodeURIComponent(who.import_supplier!)}/${encodeURIComponent(who.external_account_number!)}/`;
+      for (let wait = 500; ; wait = Math.min(wait * 1.5, 5_000)) {
+        await sleep(wait);
+        const status = await send('GET', path);
+        const body = status.body as {
+          status?: string;
+          kraken_identifier?: string | null;
+          latest_error?: { code: string } | null;
+          latest_event?: { data?: { errors?: { code: string; attr: string }[] } } | null;
+        };
+        if (status.status !== 200 || !body.status || !V2_TERMINAL.has(body.status)) {
+          if (options.stop.aborted && status.status === 200) continue;
+          if (status.status !== 200 && status.status !== 404)
+            return finish({
+              outcome: 'failed',
+              http_status: status.status,
+              kraken_account_number: null,
+              errors: fieldErrors(status.body),
+            });
+          continue;
+        }
+        const errors =
+          body.latest_event?.data?.errors ??
+          (body.latest_error ? [{ code: body.latest_error.code, attr: 'non_field_errors' }] : []);
+        switch (body.status) {
+          case 'PROCESSED':
+            return finish({
+              outcome: 'created',
+              http_status: 200,
+              kraken_account_number: body.kraken_identifier ?? null,
+              errors: [],
+            });
+          case 'DRY_RUN_SUCCEEDED':
+            return finish({
+              outcome: 'dry_run_ok',
+              http_status: 200,
+              kraken_account_number: null,
+              errors: [],
+            });
+          default: {
+            const code = body.latest_error?.code;
+            const outcome =
+              code === 'account_failed_validation' || code === 'operations_team_name_does_not_exist'
+                ? 'validation_failed'
+                : code === 'account_import_process_skipped'
+                  ? 'skipped'
+                  : code === 'import_supplier_migration_not_ongoing'
+                    ? 'supplier_closed'
+                    : 'failed';
+            return finish({ outcome, http_status: 200, kraken_account_number: null, errors });
+          }
+        }
+      }
+    }
+
+    const staged = await send('POST', '/v1/data-import/account-import-process/create-or-update/', line.text);
+    if (staged.status !== 200 && staged.status !== 201) return refused(staged);
+    const createBody = {
+      external_account_number: who.external_account_number,
+      import_supplier_code: who.import_supplier,
+      operations_team_name: options.team,
+      ...(options.dryRun ? { dry_run: true } : {}),
+    };
+    for (let round = 1; ; round++) {
+      const created = await send(
+        'POST',
+        '/v1/data-import/account-import-process/process/',
+        createBody,
+        false,
+      );
+      if (created.status === 201) {
+        const number = (created.body as { kraken_account_number?: string }).kraken_account_number ?? null;
+        return finish({ outcome: 'created', http_status: 201, kraken_account_number: number, errors: [] });
+      }
+      const code = (created.body as { code?: string } | null)?.code;
+      if (created.status === 503 && round >= 10) return refused(created);
+      if (created.status === 503 && code === 'account_creation_pending') {
+        // The creation goes on on the server: follow it rather than send it again.
+        const path = `/v1/data-import/account-transfer-status/${encodeURIComponent(who.import_supplier!)}/${encodeURIComponent(who.external_account_number!)}/`;
+        for (;;) {
+          await sleep(2_000);
+          const status = await send('GET', path);
+          const body = status.body as { status?: string; kraken_account_number?: string };
+          if (body.status === 'COMPLETED')
+            return finish({
+              outcome: 'created',
+              http_status: 201,
+              kraken_account_number: body.kraken_account_number ?? null,
+              errors: [],
+            });
+          if (body.status === 'UNKNOWN') break;
+        }
+        continue;
+      }
+      if (created.status === 503) {
+        await sleep(2_000);
+        continue;
+      }
+      return refused(created);
+    }
+  };
+}

@@ -1,0 +1,73 @@
+/** How an input line ended (the `outcome` of `results.jsonl`). */
+export const outcomes = [
+  'created',
+  'already_imported',
+  'validation_failed',
+  'dry_run_ok',
+  'skipped',
+  'supplier_closed',
+  'failed',
+  'parse_error',
+] as const;
+export type Outcome = (typeof outcomes)[number];
+
+/** The outcomes that count as success for the exit code. */
+export const successes: ReadonlySet<Outcome> = new Set(['created', 'already_imported', 'dry_run_ok']);
+
+export type FieldError = { code: string; attr: string };
+
+export type Result = {
+  line: number;
+  import_supplier: string | null;
+  external_account_number: string | null;
+  outcome: Outcome;
+  http_status: number | null;
+  kraken_account_number: string | null;
+  errors: FieldError[];
+  attempts: number;
+  ms: number;
+};
+
+type ErrorBody = {
+  code?: string;
+  errors?: { code: string; attr: string }[];
+  kraken_account_number?: string;
+  account_id?: string;
+  non_field_errors?: { code?: string };
+};
+
+/** The codes and paths of an error body (never its details, which may quote values). */
+export function fieldErrors(body: unknown): FieldError[] {
+  const b = (body ?? {}) as ErrorBody;
+  const errors = (b.errors ?? []).map(({ code, attr }) => ({ code, attr }));
+  if (errors.length > 0) return errors;
+  const code = b.code ?? b.non_field_errors?.code;
+  return code ? [{ code, attr: 'non_field_errors' }] : [];
+}
+
+/**
+ * What a refusal means for the account: the documented codes of stage, create and schedule. Anything not
+ * listed is `failed` (the run goes on; a rerun tries it again).
+ */
+export function refusalOutcome(status: number, body: unknown): { outcome: Outcome; kraken: string | null } {
+  const b = (body ?? {}) as ErrorBody;
+  const code = b.code ?? b.non_field_errors?.code;
+  switch (code) {
+    case 'account_failed_validation':
+    case 'import_process_failed_validation':
+    case 'request_failed_validation':
+    case 'operations_team_should_be_provided':
+    case 'operations_team_name_does_not_exist':
+      return { outcome: 'validation_failed', kraken: null };
+    case 'account_import_process_already_imported':
+      return { outcome: 'already_imported', kraken: b.kraken_account_number ?? b.account_id ?? null };
+    case 'account_import_process_skipped':
+      return { outcome: 'skipped', kraken: null };
+    case 'import_supplier_migration_not_ongoing':
+      return { outcome: 'supplier_closed', kraken: null };
+    case 'dry_run_rolled_back':
+      return { outcome: 'dry_run_ok', kraken: null };
+    default:
+      return { outcome: status === 400 && code === undefined ? 'validation_failed' : 'failed', kraken: null };
+  }
+}
