@@ -7,7 +7,7 @@ import {
   type WriteStream,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
@@ -106,10 +106,9 @@ export class ReportWriter {
       .sort((a, b) => b.total - a.total);
     const data = { summary, throughput, codes, failures: this.failures };
     // Inlined: the page makes no request of its own (it is opened from disk, often offline).
-    const chartJs = readFileSync(
-      createRequire(import.meta.url).resolve('chart.js/dist/chart.umd.js'),
-      'utf8',
-    );
+    // The package exports no path to its UMD build; it sits next to the CommonJS entry.
+    const entry = createRequire(import.meta.url).resolve('chart.js');
+    const chartJs = readFileSync(join(dirname(entry), 'chart.umd.min.js'), 'utf8');
     const json = JSON.stringify(data).replaceAll('<', '\\u003c');
     return page(chartJs, json);
   }

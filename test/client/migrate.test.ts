@@ -1,0 +1,298 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
+import { validAccountPayload } from '../domain/fixtures.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { until } from '../creation/support.js';
+import { clientTenant, runClient, startService } from './support.js';
+
+// The migration client against the real service (web + worker processes) over real HTTP.
+const SUPPLIER = 'CLIENT_SUP';
+const TEAM = 'Client Team';
+let t: TestApp;
+let service: Awaited<ReturnType<typeof startService>>;
+let env: Record<string, string>;
+let dir: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'client' } });
+  const tenant = await clientTenant(t, 'Client Org', SUPPLIER, TEAM);
+  service = await startService(t);
+  env = { IMPORT_BASE_URL: service.baseUrl, IMPORT_API_KEY: tenant.apiKey };
+  dir = mkdtempSync(join(tmpdir(), 'import-client-'));
+}, 120_000);
+afterAll(async () => {
+  await service?.stop();
+  await t?.close();
+});
+
+type Line = {
+  line: number;
+  outcome: string;
+  external_account_number: string | null;
+  kraken_account_number: string | null;
+  errors: { code: string; attr: string }[];
+  attempts: number;
+};
+const results = (report: string) =>
+  readFileSync(join(report, 'results.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
+
+function writeLines(name: string, lines: string[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, lines.join('\n') + '\n');
+  return path;
+}
+
+const account = (external: string, realistic = false) => ({
+  ...(realistic ? realisticAccountPayload() : validAccountPayload()),
+  import_supplier: SUPPLIER,
+  external_account_number: external,
+});
+
+async function imported(): Promise<{ external_account_number: string; kraken_account_number: string }[]> {
+  const created = await t.app.db.models.AccountImportProcess.find({
+    importSupplier: SUPPLIER,
+    krakenAccountNumber: { $ne: null },
+  }).lean();
+  return created.map((p) => ({
+    external_account_number: p.externalAccountNumber,
+    kraken_account_number: p.krakenAccountNumber!,
+  }));
+}
+
+describe('migrate', () => {
+  it(
+    '1,000 realistic lines with invalid ones and a malformed one: every line reported with its outcome and paths',
+    { timeout: 240_000 },
+    async () => {
+      const lines: string[] = [];
+      const expected = new Map<number, { outcome: string; attr?: string }>();
+      for (let i = 1; i <= 1_000; i++) {
+        if (i === 500) {
+          lines.push('{"import_supplier": "CLIENT_SUP", "external_account_number": ');
+          expected.set(i, { outcome: 'parse_error' });
+        } else if (i % 100 === 7) {
+          lines.push(JSON.stringify({ ...account(`BIG-${i}`, true), billing_postcode: '1' }));
+          expected.set(i, { outcome: 'validation_failed', attr: 'billing_postcode' });
+        } else if (i % 100 === 13) {
+          const { customers: _c, ...rest } = account(`BIG-${i}`, true);
+          lines.push(JSON.stringify(rest));
+          expected.set(i, { outcome: 'validation_failed', attr: 'customers' });
+        } else {
+          lines.push(JSON.stringify(account(`BIG-${i}`, true)));
+          expected.set(i, { outcome: 'created' });
+        }
+      }
+      const file = writeLines('big.jsonl', lines);
+      const report = join(dir, 'report-big');
+      const run = await runClient(
+        [
+          'migrate',
+          file,
+          '--team',
+          TEAM,
+          '--concurrency',
+          '16',
+          '--report',
+          report,
+          '--state',
+          join(dir, 'big.sqlite'),
+        ],
+        env,
+      );
+      expect(run.code, run.stderr).toBe(1);
+      const got = results(report);
+      expect(got).toHaveLength(1_000);
+      for (const r of got) {
+        const want = expected.get(r.line)!;
+        expect(r.outcome, `line ${r.line}`).toBe(want.outcome);
+        if (want.attr)
+          expect(
+            r.errors.map((e) => e.attr),
+            `line ${r.line}`,
+          ).toContain(want.attr);
+        if (want.outcome === 'created') expect(r.kraken_account_number).toMatch(/^A-[0-9A-F]{8}$/);
+        if (want.outcome === 'parse_error')
+          expect(r.errors).toEqual([{ code: 'parse_error', attr: 'non_field_errors' }]);
+      }
+      // The service agrees: exactly the created lines, with the same numbers.
+      const server = new Map(
+        (await imported()).map((a) => [a.external_account_number, a.kraken_account_number]),
+      );
+      const created = got.filter((r) => r.outcome === 'created');
+      expect(server.size).toBe(created.length);
+      for (const r of created) expect(server.get(r.external_account_number!)).toBe(r.kraken_account_number);
+      const summary = JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8'));
+      expect(summary.by_outcome).toMatchObject({
+        created: created.length,
+        validation_failed: 20,
+        parse_error: 1,
+      });
+      expect(summary.by_error_code.invalid_postcode).toBeGreaterThan(0);
+      const csv = readFileSync(join(report, 'results.csv'), 'utf8').trim().split('\n');
+      expect(csv[0]).toBe(
+        'line,import_supplier,external_account_number,outcome,http_status,kraken_account_number,errors,attempts,ms',
+      );
+      expect(csv).toHaveLength(1_001);
+    },
+  );
+
+  it(
+    'Ctrl-C stops, saves state and report (exit 130); SIGKILL mid-run; each rerun converges, every account created once',
+    { timeout: 240_000 },
+    async () => {
+      const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify(account(`RES-${i}`)));
+      const file = writeLines('resume.jsonl', lines);
+      const state = join(dir, 'resume.sqlite');
+      const args = (report: string) => [
+        'migrate',
+        file,
+        '--team',
+        TEAM,
+        '--concurrency',
+        '4',
+        '--report',
+        join(dir, report),
+        '--state',
+        state,
+      ];
+      const createdSoFar = async () =>
+        (await imported()).filter((a) => a.external_account_number.startsWith('RES-')).length;
+
+      const interrupted = await runClient(args('r1'), env, (proc) => {
+        void until(async () => (await createdSoFar()) >= 30, 'some accounts', 60_000).then(() =>
+          proc.kill('SIGINT'),
+        );
+      });
+      expect(interrupted.code, interrupted.stderr).toBe(130);
+      const first = JSON.parse(readFileSync(join(dir, 'r1', 'summary.json'), 'utf8'));
+      expect(first.interrupted).toBe(true);
+      expect(first.lines).toBeLessThan(300);
+      expect(results(join(dir, 'r1')).length).toBe(first.lines);
+
+      const killed = await runClient(args('r2'), env, (proc) => {
+        const before = createdSoFar();
+        void before
+          .then((n) => until(async () => (await createdSoFar()) >= n + 30, 'more accounts', 60_000))
+          .then(() => proc.kill('SIGKILL'));
+      });
+      expect(killed.signal).toBe('SIGKILL');
+
+      const rerun = await runClient(args('r3'), env);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      const final = results(join(dir, 'r3'));
+      expect(final).toHaveLength(300);
+      expect(final.every((r) => r.outcome === 'created' || r.outcome === 'already_imported')).toBe(true);
+      // Accounts finished by earlier runs are skipped (no request), the rest sent.
+      expect(final.filter((r) => r.attempts === 0).length).toBeGreaterThan(30);
+      const accounts = await t.app.db.models.Account.find({
+        importSupplier: SUPPLIER,
+        externalAccountNumber: { $regex: '^RES-' },
+      }).lean();
+      expect(accounts).toHaveLength(300);
+      expect(new Set(accounts.map((a) => a.externalAccountNumber)).size).toBe(300);
+      const numbers = new Map(final.map((r) => [r.external_account_number, r.kraken_account_number]));
+      for (const a of accounts) expect(numbers.get(a.externalAccountNumber)).toBe(a.number);
+    },
+  );
+
+  it('--mode v2 schedules and follows each account until it is created', { timeout: 120_000 }, async () => {
+    const file = writeLines(
+      'v2.jsonl',
+      Array.from({ length: 20 }, (_, i) => JSON.stringify(account(`V2C-${i}`))),
+    );
+    const report = join(dir, 'report-v2');
+    const run = await runClient(
+      [
+        'migrate',
+        file,
+        '--mode',
+        'v2',
+        '--team',
+        TEAM,
+        '--report',
+        report,
+        '--state',
+        join(dir, 'v2.sqlite'),
+      ],
+      env,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const got = results(report);
+    expect(got.every((r) => r.outcome === 'created' && /^A-/.test(r.kraken_account_number ?? ''))).toBe(true);
+    expect((await imported()).filter((a) => a.external_account_number.startsWith('V2C-'))).toHaveLength(20);
+  });
+});
+
+describe('validate', () => {
+  it('--offline gives the same codes and paths as the server', { timeout: 60_000 }, async () => {
+    const broken = [
+      { ...account('OFF-1'), billing_postcode: '1' },
+      { ...account('OFF-2'), customers: [] },
+      { ...account('OFF-3'), account_type: 'NOPE', surprise: true },
+      { ...account('OFF-4'), customers: [{ account_roles: ['ACCOUNT_HOLDER'], email: 'x', mobile: '123' }] },
+      { ...account('OFF-5'), ledgers: [{ ledger_code: 'E', last_statement_balance: 'abc' }] },
+      account('OFF-6'),
+    ];
+    const file = writeLines(
+      'broken.jsonl',
+      broken.map((b) => JSON.stringify(b)),
+    );
+    const online = await runClient(['validate', file, '--report', join(dir, 'v-on')], env);
+    const offline = await runClient(['validate', file, '--offline', '--report', join(dir, 'v-off')], {});
+    expect(online.code).toBe(1);
+    expect(offline.code).toBe(1);
+    const byLine = (report: string) =>
+      new Map(results(report).map((r) => [r.line, { outcome: r.outcome, errors: r.errors }]));
+    const on = byLine(join(dir, 'v-on'));
+    const off = byLine(join(dir, 'v-off'));
+    expect(off).toEqual(on);
+    expect(on.get(6)).toEqual({ outcome: 'dry_run_ok', errors: [] });
+    expect(on.get(1)!.errors).toContainEqual({ code: 'invalid_postcode', attr: 'billing_postcode' });
+  });
+});
+
+describe('usage', () => {
+  it('exit 2 without a key, without --team in v1, or for an unknown command', async () => {
+    const file = writeLines('one.jsonl', [JSON.stringify(account('U-1'))]);
+    expect((await runClient(['migrate', file, '--team', TEAM], {})).code).toBe(2);
+    expect((await runClient(['migrate', file], env)).code).toBe(2);
+    expect((await runClient(['nonsense'], env)).code).toBe(2);
+  });
+
+  it(
+    'post-import sends each line to its endpoint; status counts the supplier',
+    { timeout: 60_000 },
+    async () => {
+      const notes = writeLines('notes.jsonl', [
+        JSON.stringify({
+          import_supplier: SUPPLIER,
+          external_account_number: 'BIG-1',
+          notes: [{ body: 'Hola', created_at: '2025-01-01T10:00:00Z' }],
+        }),
+        JSON.stringify({
+          import_supplier: SUPPLIER,
+          external_account_number: 'NOT-THERE',
+          notes: [{ body: 'x' }],
+        }),
+      ]);
+      const run = await runClient(['post-import', 'notes', notes, '--report', join(dir, 'pi')], env);
+      expect(run.code).toBe(1);
+      expect(
+        results(join(dir, 'pi'))
+          .map((r) => r.outcome)
+          .sort(),
+      ).toEqual(['created', 'failed']);
+      const status = await runClient(['status', '--supplier', SUPPLIER], env);
+      expect(status.code, status.stderr).toBe(0);
+      const counts = JSON.parse(status.stdout);
+      expect(counts.imported).toBe((await imported()).length);
+      expect(counts).toMatchObject({ import_supplier: SUPPLIER, in_progress: 0 });
+    },
+  );
+});
