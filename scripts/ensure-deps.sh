@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs npm packages when missing or stale, redis-server when absent, and builds FerretDB.
+# Installs npm packages when missing or stale, redis-server and chromium when absent, and builds FerretDB.
 # SKIP_REDIS=1 / SKIP_FERRETDB=1 leave out a service that is provided another way. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +15,12 @@ if [ -z "${SKIP_REDIS:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
   echo "[setup] installing redis-server" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+fi
+# Debian's Chromium, for the test that renders the migration client's HTML report (puppeteer-core drives it;
+# no browser download).
+if [ -z "${SKIP_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  echo "[setup] installing chromium" >&2
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 if [ -z "${SKIP_FERRETDB:-}" ]; then bash scripts/ensure-ferretdb.sh; fi

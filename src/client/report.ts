@@ -187,8 +187,8 @@ for (const [outcome, n] of Object.entries(s.by_outcome)) {
   document.getElementById('cards').append(card);
 }
 new Chart(document.getElementById('throughput'), {
-  type: 'line',
-  data: { labels: data.throughput.map((_, i) => i + ' s'), datasets: [{ label: 'accounts/s', data: data.throughput, borderColor: '#2f6fde', backgroundColor: 'rgba(47,111,222,.15)', fill: true, pointRadius: 0, tension: .25 }] },
+  type: 'bar',
+  data: { labels: data.throughput.map((_, i) => i + ' s'), datasets: [{ label: 'accounts/s', data: data.throughput, backgroundColor: '#2f6fde', barPercentage: 1, categoryPercentage: 1 }] },
   options: { animation: false, plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } },
 });
 const codes = document.querySelector('#codes tbody');
