@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTenant, graphqlToken, startTestApp, type TestApp } from '../support/app.js';
 
 const run = promisify(execFile);
+// Every test starts the CLI as processes (each a TypeScript start-up of a few seconds on a loaded machine).
+vi.setConfig({ testTimeout: 120_000 });
 const cli = resolve(import.meta.dirname, '../../src/cli/index.ts');
 let t: TestApp;
 

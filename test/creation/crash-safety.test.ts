@@ -27,7 +27,7 @@ beforeAll(async () => {
   t = await startTestApp({
     env: {
       TEST_LABEL: 'crash',
-      ACCOUNT_CREATION_WAIT_MS: '170000',
+      ACCOUNT_CREATION_WAIT_MS: '280000',
       ACCOUNT_CREATION_SLOT_LEASE_MS: '2000',
       // Every account's create is sent at once: none may be refused at the limit.
       ACCOUNT_CREATION_CONCURRENCY: '0',
@@ -50,7 +50,7 @@ function payload(external: string) {
 
 it(
   `ends with exactly one account and one copy of each record after ${KILLS} SIGKILLs of the worker`,
-  { timeout: 180_000 },
+  { timeout: 300_000 },
   async () => {
     for (const ext of ACCOUNTS) expect((await api.stage(payload(ext))).statusCode).toBe(201);
     const answers = new Map<string, LightMyRequestResponse>();
