@@ -14,6 +14,7 @@ import { Operations } from '../../src/admin/operations.js';
 
 const ACCOUNTS = Number(process.env.BENCH_CLIENT_ACCOUNTS ?? 2_000);
 const CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 50);
+const ROUNDS = Number(process.env.BENCH_CLIENT_ROUNDS ?? 3);
 const MEMORY_LINES = Number(process.env.BENCH_CLIENT_MEMORY_LINES ?? 100_000);
 const root = resolve(import.meta.dirname, '../..');
 
@@ -44,13 +45,14 @@ const scenario: Scenario = {
       await waitForPort(port);
       const baseUrl = `http://127.0.0.1:${port}`;
       const rounds: Record<string, number>[] = [];
-      for (let r = 0; r < 2; r++) {
+      for (let r = 0; r < ROUNDS; r++) {
         const bare = await bareLoop(baseUrl, e.headers, template, `B${r}`);
         const client = await clientRun(baseUrl, key, template, `C${r}`, dir);
         rounds.push({
-          bare_accounts_per_s: bare,
+          bare_accounts_per_s: round(bare, 1),
           client_accounts_per_s: client.rate,
-          client_wall_accounts_per_s: client.wall,
+          client_wall_accounts_per_s: round(client.wall, 1),
+          client_waits_asked_by_server: client.throttled,
         });
       }
       const mean = (k: string) => rounds.reduce((a, r) => a + r[k]!, 0) / rounds.length;
@@ -170,8 +172,9 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
   if (code !== 0) throw new Error(`import-client exited ${code}`);
   const summary = JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8')) as {
     accounts_per_s: number;
+    server_throttled: number;
   };
-  return { rate: summary.accounts_per_s, wall };
+  return { rate: summary.accounts_per_s, wall, throttled: summary.server_throttled };
 }
 
 /** `validate --offline` over a gzipped file of MEMORY_LINES accounts; RSS sampled every 250 ms. */

@@ -39,11 +39,14 @@ process.on('SIGINT', () => {
   stop.abort();
 });
 
+const clients: ApiClient[] = [];
 function api(): ApiClient {
   const key = process.env.IMPORT_API_KEY;
   if (!key) throw new UsageError('set IMPORT_API_KEY (the organisation API key) in the environment');
   const base = (process.env.IMPORT_BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  return new ApiClient(base, key, { signal: stop.signal });
+  const client = new ApiClient(base, key, { signal: stop.signal });
+  clients.push(client);
+  return client;
 }
 
 type Common = { report?: string; quiet?: boolean };
@@ -309,6 +312,8 @@ program
 
 try {
   await program.parseAsync(process.argv);
+  // Kept-alive connections would keep the process waiting after the work is done.
+  await Promise.all(clients.map((c) => c.close()));
 } catch (err) {
   if (err instanceof CommanderError) process.exitCode = err.exitCode === 0 ? 0 : 2;
   else if (err instanceof UsageError) {

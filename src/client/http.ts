@@ -1,3 +1,5 @@
+import { Agent, request as undiciRequest } from 'undici';
+
 /**
  * The client's HTTP side: tokens (obtained from the API key, refreshed before they expire and again after a
  * 401), and requests that wait out what the server asks them to (429 and 503 with `Retry-After`, network
@@ -27,6 +29,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class UsageError extends Error {}
 
 export class ApiClient {
+  /** Keep-alive connections for the API calls: undici's own request is lighter than fetch on the client's CPU. */
+  private readonly agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
   private token: { value: string; refresh: string | null; expiresAt: number } | null = null;
   private pendingToken: Promise<string> | null = null;
   /** Answers the server asked the client to retry later (429, 503), for the summary. */
@@ -91,6 +95,10 @@ export class ApiClient {
    * A JSON request. 429 and 503 (with `Retry-After`, plus jitter) and network errors are retried up to
    * `maxAttempts`; a 401 is retried once with a new token. Every other answer is returned as it is.
    */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
   async request(
     method: string,
     path: string,
@@ -101,22 +109,29 @@ export class ApiClient {
     let renewed = false;
     for (let attempt = 1; ; attempt++) {
       const token = await this.bearer();
-      let res: Response;
+      let res: { status: number; text: string; retryAfter: string | null };
       try {
-        res = await fetch(`${this.baseUrl}${path}`, {
-          method,
+        const answer = await undiciRequest(`${this.baseUrl}${path}`, {
+          method: method as 'GET',
+          dispatcher: this.agent,
           headers: {
             authorization: `Token ${token}`,
             ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           },
           body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
         });
+        const retryAfter = answer.headers['retry-after'];
+        res = {
+          status: answer.statusCode,
+          text: await answer.body.text(),
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+        };
       } catch (err) {
         if (attempt >= maxAttempts) throw err;
         await sleep(Math.min(10_000, 250 * 2 ** Math.min(attempt, 6)), this.options.signal);
         continue;
       }
-      const text = await res.text();
+      const text = res.text;
       if (res.status === 401 && !renewed) {
         renewed = true;
         await this.bearer(true);
@@ -128,7 +143,7 @@ export class ApiClient {
         attempt < maxAttempts
       ) {
         this.throttled++;
-        const wait = retryAfterMs(res.headers.get('retry-after'), 1_000);
+        const wait = retryAfterMs(res.retryAfter, 1_000);
         await sleep(wait + Math.floor(Math.random() * Math.min(1_000, wait / 2 + 100)), this.options.signal);
         continue;
       }
