@@ -139,6 +139,7 @@ export async function createAccount(deps: CreationDeps, input: CreationInput): P
       },
       input.run,
       deps.clock,
+      process.history === true,
     );
     return run;
   });

@@ -1,4 +1,11 @@
-import { onFinish, onStart, type ProcessError, type RunOutcome } from '../domain/import-process/state.js';
+import {
+  emptyState,
+  foldEvent,
+  onFinish,
+  onStart,
+  type ProcessError,
+  type RunOutcome,
+} from '../domain/import-process/state.js';
 import type { ProcessEventLog, ProcessIdentity, RecordedEvent } from '../storage/process-events.js';
 
 /** What a creation answered, as far as its history cares (`CreationOutcome` of `create-account.ts`). */
@@ -13,6 +20,14 @@ export type RunIdentity = {
   /** Told of every event recorded, for the webhook relay. */
   onRecorded?: (event: RecordedEvent) => void;
 };
+
+const afterCreated = foldEvent(emptyState, 0, {
+  seq: 0,
+  kind: 'CREATED',
+  occurredAt: new Date(0),
+  data: {},
+  run: null,
+});
 
 const FAILED: ProcessError = {
   code: 'account_creation_failed',
@@ -32,6 +47,8 @@ export class CreationRun {
     private readonly process: ProcessIdentity,
     private readonly run: RunIdentity,
     private readonly clock: () => Date,
+    /** The history is known to hold CREATED at position 0 (`AccountImportProcess.history`). */
+    private readonly createdFirst = false,
   ) {}
 
   /** Decides the start (once) and records it; 'skip' when the run is not this process's to do any more. */
@@ -46,6 +63,9 @@ export class CreationRun {
           return { event: null, result: 'skip' as const };
         },
         this.clock(),
+        // Most creations follow a v1 stage: their STARTED goes at position 1 without reading the history
+        // (were it longer, the insert fails and the history is read).
+        this.createdFirst ? { assume: afterCreated } : {},
       )
       .then(({ result, recorded }) => {
         if (recorded) this.run.onRecorded?.(recorded);

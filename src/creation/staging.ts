@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { onStaged } from '../domain/import-process/state.js';
+import { emptyState, onStaged } from '../domain/import-process/state.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { findProcess, storeStagedPayload } from '../storage/import-processes.js';
@@ -26,7 +26,7 @@ export type StageInput = {
  * refusals are a read before the writes: a stage racing the final step of a create may still store its
  * payload after the account exists, which changes nothing (an imported process is never created from again,
  * and an interrupted creation resumes from the payload it started from).
- * A first stage (v1 stage or v2 schedule) records the process's CREATED event.
+ * A first stage (v1 stage or v2 schedule) records the process's CREATED event, before the process itself.
  */
 export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
   const key = processKey(input.importSupplier, input.externalAccountNumber);
@@ -34,10 +34,9 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
   if (existing?.krakenAccountNumber)
     return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
   if (existing?.skipped) return { status: 'skipped' };
-  const status = await storeStagedPayload(models, input, existing !== null);
-  // Only a process this stage brought into being can lack its CREATED event (or one staged before events
-  // were recorded, which keeps a history starting at its first schedule or create).
-  if (status === 'created') {
+  // A first stage records CREATED before the process exists, so a process marked `history` always has it
+  // (a stage cut short in between leaves an event that the next first stage finds, not a process without it).
+  if (!existing) {
     await storageFor(models).events.append(
       {
         key,
@@ -47,8 +46,9 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
       },
       (state) => ({ event: onStaged(state), result: null }),
       input.now,
-      { assumeNew: true },
+      { assume: emptyState },
     );
   }
+  const status = await storeStagedPayload(models, { ...input, history: !existing }, existing !== null);
   return { status };
 }

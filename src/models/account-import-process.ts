@@ -36,6 +36,11 @@ export const accountImportProcessSchema = new Schema(
      */
     creationRefusal: { type: String, default: null },
     /**
+     * Its import events start with CREATED at position 0 (written before this document, so true here means
+     * it is there): a creation may then record its start at position 1 without reading the history first.
+     */
+    history: { type: Boolean, default: false },
+    /**
      * Legacy: payloads now live in `staged_payloads`; never read or written by the service. Declared (no
      * default, so new documents do not carry it) only so that older test seeds passing it still compile.
      */

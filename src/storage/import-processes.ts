@@ -15,6 +15,8 @@ export type StagedPayloadInput = {
   /** The payload as received (it passed validation), serialized. */
   payload: string;
   now: Date;
+  /** The process's CREATED event is written (see `AccountImportProcess.history`). */
+  history?: boolean;
 };
 
 /** The identity of a payload's exact text: what an account records of the payload it was created from. */
@@ -99,6 +101,7 @@ export async function storeStagedPayload(
       importSupplier: input.importSupplier,
       externalAccountNumber: input.externalAccountNumber,
       stagedAt: input.now,
+      history: input.history === true,
     },
     input.now,
   );

@@ -96,14 +96,13 @@ export class ProcessEventLog {
     process: ProcessIdentity,
     decide: (state: ProcessState) => ProcessDecision<T> | Promise<ProcessDecision<T>>,
     now: Date,
-    options: { assumeNew?: boolean } = {},
+    options: { assume?: ProcessState } = {},
   ): Promise<{ result: T; recorded: RecordedEvent | null; state: ProcessState }> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      // Optimistic first try: the head this process last saw (or, for a process just brought into being, the
-      // empty history) without reading. A stale head cannot do harm: the position after it is taken, so the
+      // Optimistic first try: the head this process last saw (or the one the caller knows, e.g. the empty
+      // history of a process about to be created) without reading. A stale head cannot do harm: the position after it is taken, so the
       // insert fails and the loop reads the head before deciding again. Saves a read per event.
-      const known =
-        attempt === 0 ? (this.heads.get(process.key) ?? (options.assumeNew ? emptyState : null)) : null;
+      const known = attempt === 0 ? (this.heads.get(process.key) ?? options.assume ?? null) : null;
       const state = known ?? (await this.state(process.key));
       const { event, result } = await decide(state);
       if (!event) return { result, recorded: null, state };
