@@ -5,10 +5,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { buildCatalogue } from '../domain/validation/catalogue.js';
 import { validateAccount } from '../domain/validation/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
-import { ApiClient, UsageError } from './http.js';
+import { ApiClient, UsageError, type Answer } from './http.js';
 import { readJsonLines } from './input.js';
 import { migrateAccount } from './migrate.js';
-import { fieldErrors, successes, type Result } from './outcomes.js';
+import { fieldErrors, successes, type FieldError, type Outcome, type Result } from './outcomes.js';
 import { Progress } from './progress.js';
 import { ReportWriter, type Summary } from './report.js';
 import { identify, runLines } from './run.js';
@@ -143,17 +143,7 @@ program
           };
         }
         const answer = await client.request('POST', '/v1/data-import/validate-account/', line.text);
-        const ok = answer.status === 200;
-        return {
-          line: line.line,
-          ...who,
-          outcome: ok ? 'dry_run_ok' : answer.status === 400 ? 'validation_failed' : 'failed',
-          http_status: answer.status,
-          kraken_account_number: null,
-          errors: ok ? [] : fieldErrors(answer.body),
-          attempts: answer.attempts,
-          ms: Date.now() - started,
-        };
+        return sentLine(line.line, line.value, answer, started, 'dry_run_ok', fieldErrors);
       },
       report,
       progress,
@@ -237,17 +227,7 @@ program
       async (line): Promise<Result> => {
         const started = Date.now();
         const answer = await client.request('POST', path, line.text);
-        const ok = answer.status >= 200 && answer.status < 300;
-        return {
-          line: line.line,
-          ...identify(line.value),
-          outcome: ok ? 'created' : answer.status === 400 ? 'validation_failed' : 'failed',
-          http_status: answer.status,
-          kraken_account_number: null,
-          errors: ok ? [] : postImportErrors(answer.body),
-          attempts: answer.attempts,
-          ms: Date.now() - started,
-        };
+        return sentLine(line.line, line.value, answer, started, 'created', postImportErrors);
       },
       report,
       progress,
@@ -257,6 +237,28 @@ program
       interrupted,
     });
   });
+
+/** A line sent as one request: `success` on a 2xx, `validation_failed` on a 400, else `failed`. */
+function sentLine(
+  line: number,
+  value: unknown,
+  answer: Answer,
+  started: number,
+  success: Outcome,
+  errorsOf: (body: unknown) => FieldError[],
+): Result {
+  const ok = answer.status >= 200 && answer.status < 300;
+  return {
+    line,
+    ...identify(value),
+    outcome: ok ? success : answer.status === 400 ? 'validation_failed' : 'failed',
+    http_status: answer.status,
+    kraken_account_number: null,
+    errors: ok ? [] : errorsOf(answer.body),
+    attempts: answer.attempts,
+    ms: Date.now() - started,
+  };
+}
 
 /** The transaction import's own 400 names the failing transaction's status; the others use the error body. */
 function postImportErrors(body: unknown) {

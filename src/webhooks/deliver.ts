@@ -64,31 +64,24 @@ export async function deliverWebhookJob(
   }
 
   const attempts = delivery.attempts + 1;
-  if (result.delivered) {
+  /** The delivery's last word: delivered, or failed after its last attempt. */
+  const settle = async (status: 'delivered' | 'failed') => {
     await store.recordAttempt(delivery._id, {
-      status: 'delivered',
+      status,
       attempts,
       lastHttpStatus: result.httpStatus,
       nextAttemptAt: null,
     });
-    await fleet.count(delivery.type, 'delivered', delivery._id);
-    return { status: 'delivered', attempts };
-  }
+    await fleet.count(delivery.type, status, delivery._id);
+    return { status, attempts };
+  };
+  if (result.delivered) return settle('delivered');
   const wait = config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
   ctx.log.info(
     { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
     'webhook delivery not accepted',
   );
-  if (wait === undefined) {
-    await store.recordAttempt(delivery._id, {
-      status: 'failed',
-      attempts,
-      lastHttpStatus: result.httpStatus,
-      nextAttemptAt: null,
-    });
-    await fleet.count(delivery.type, 'failed', delivery._id);
-    return { status: 'failed', attempts };
-  }
+  if (wait === undefined) return settle('failed');
   const next = Date.now() + wait;
   await store.recordAttempt(delivery._id, {
     status: 'pending',
