@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { isPoisoned, parseJsonText } from '../validation-pool/json-body.js';
 
 export type InputLine =
   { line: number; ok: true; value: unknown; text: string } | { line: number; ok: false; error: string };
@@ -9,7 +10,8 @@ export type InputLine =
 /**
  * The lines of a JSON Lines file (`.jsonl`, `.jsonl.gz`, or `-` for standard input), streamed: one parsed
  * value at a time, never the whole file. A line that is not JSON is reported with its number; blank lines
- * are skipped (and still counted).
+ * are skipped (and still counted). JSON the service's parser refuses (prototype-poisoning keys) is a parse
+ * error here as well, so offline validation and the server agree.
  */
 export async function* readJsonLines(path: string): AsyncGenerator<InputLine> {
   let stream: Readable = path === '-' ? process.stdin : createReadStream(path);
@@ -20,7 +22,12 @@ export async function* readJsonLines(path: string): AsyncGenerator<InputLine> {
     n++;
     if (text.trim() === '') continue;
     try {
-      yield { line: n, ok: true, value: JSON.parse(text) as unknown, text };
+      // As the service parses bodies (Fastify's prototype-poisoning guard): a `__proto__` key, or a
+      // `constructor` holding `prototype`, is refused as unparsable there, so it is here too.
+      const value = parseJsonText(text);
+      if (isPoisoned(text, value))
+        throw new SyntaxError('prototype poisoning keys (__proto__, constructor.prototype)');
+      yield { line: n, ok: true, value, text };
     } catch (err) {
       yield { line: n, ok: false, error: (err as Error).message };
     }

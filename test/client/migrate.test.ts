@@ -238,11 +238,11 @@ describe('validate', () => {
       { ...account('OFF-4'), customers: [{ account_roles: ['ACCOUNT_HOLDER'], email: 'x', mobile: '123' }] },
       { ...account('OFF-5'), ledgers: [{ ledger_code: 'E', last_statement_balance: 'abc' }] },
       account('OFF-6'),
+      { ...account('OFF-7'), metadata: [{ key: 'k', value: { constructor: { prototype: { x: 1 } } } }] },
     ];
-    const file = writeLines(
-      'broken.jsonl',
-      broken.map((b) => JSON.stringify(b)),
-    );
+    // And a line the service's JSON parser refuses (prototype poisoning), written by hand.
+    const poisoned = JSON.stringify(account('OFF-8')).replace('{', '{"__proto__": {"x": 1}, ');
+    const file = writeLines('broken.jsonl', [...broken.map((b) => JSON.stringify(b)), poisoned]);
     const online = await runClient(['validate', file, '--report', join(dir, 'v-on')], env);
     const offline = await runClient(['validate', file, '--offline', '--report', join(dir, 'v-off')], {});
     expect(online.code).toBe(1);
@@ -253,6 +253,11 @@ describe('validate', () => {
     const off = byLine(join(dir, 'v-off'));
     expect(off).toEqual(on);
     expect(on.get(6)).toEqual({ outcome: 'dry_run_ok', errors: [] });
+    expect(on.get(7)!.outcome).toBe('parse_error');
+    expect(on.get(8)).toEqual({
+      outcome: 'parse_error',
+      errors: [{ code: 'parse_error', attr: 'non_field_errors' }],
+    });
     expect(on.get(1)!.errors).toContainEqual({ code: 'invalid_postcode', attr: 'billing_postcode' });
   });
 });

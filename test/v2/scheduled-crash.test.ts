@@ -93,7 +93,7 @@ it(
     });
     // The survivor works at full concurrency: the interesting part (the kills) is over.
     children.push(startProcess('worker', { ...env, WORKER_CONCURRENCY: '50' }));
-    await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 150_000);
+    await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 200_000);
 
     expect(kills).toBe(KILLS);
     const events = storageFor(models).events;
