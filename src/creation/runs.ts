@@ -51,7 +51,11 @@ export class CreationRun {
     private readonly createdFirst = false,
   ) {}
 
-  /** Decides the start (once) and records it; 'skip' when the run is not this process's to do any more. */
+  /**
+   * Decides the start (once) and records it; 'skip' when the run is not this process's to do any more. A
+   * process whose history says PROCESSED goes on too ('go'): a run interrupted between recording PROCESSED
+   * and marking the process imported must finish that mark (every step of a creation is idempotent).
+   */
   begin(): Promise<'go' | 'skip'> {
     this.startDecision ??= this.events
       .append(
@@ -60,6 +64,7 @@ export class CreationRun {
           const decision = onStart(state, this.run.id, this.run.taskId);
           if ('start' in decision) return { event: decision.start, result: 'go' as const };
           if ('resume' in decision) return { event: null, result: 'go' as const };
+          if (decision.skip === 'already_processed') return { event: null, result: 'go' as const };
           return { event: null, result: 'skip' as const };
         },
         this.clock(),

@@ -66,7 +66,11 @@ export async function runImportTaskJob(
 
   // The task runs only while it is the one the process waits for (or it is resuming its own start).
   const task = state.task;
-  const resuming = state.status === 'IN_PROGRESS' && state.run === job.id;
+  // Resuming: its own start (a crash after STARTED), or its own PROCESSED whose process was not marked
+  // imported yet (a crash between the two): the creation runs again and completes what is missing.
+  const resuming =
+    (state.status === 'IN_PROGRESS' && state.run === job.id) ||
+    (state.status === 'PROCESSED' && task?.id === data.taskId && !process.krakenAccountNumber);
   if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
     return { ran: false, reason: 'superseded' };
 
