@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 type Line = {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,6 +42,7 @@ describe('report.html', () => {
       });
       await report.finish('migrate cohort.jsonl --mode v1', { throttled: 3, interrupted: false });
 
+      const profile = mkdtempSync(join(tmpdir(), 'chromium-'));
       const browser = await puppeteer.launch({
         executablePath: '/usr/bin/chromium',
         headless: true,
@@ -53,7 +54,7 @@ describe('report.html', () => {
           '--disable-background-networking',
           '--disable-component-update',
           '--disable-sync',
-          `--user-data-dir=${mkdtempSync(join(tmpdir(), 'chromium-'))}`,
+          `--user-data-dir=${profile}`,
         ],
       });
       try {
@@ -100,6 +101,8 @@ describe('report.html', () => {
         writeFileSync(join(out, 'client-report.url.txt'), url + '\n');
       } finally {
         await browser.close();
+        rmSync(profile, { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true });
       }
     },
   );
