@@ -275,10 +275,27 @@ describe('usage', () => {
     'post-import sends each line to its endpoint; status counts the supplier',
     { timeout: 60_000 },
     async () => {
+      // Its own account first (the test stands alone).
+      const one = writeLines('pi-account.jsonl', [JSON.stringify(account('PI-1'))]);
+      const migrated = await runClient(
+        [
+          'migrate',
+          one,
+          '--team',
+          TEAM,
+          '--quiet',
+          '--report',
+          join(dir, 'pi-m'),
+          '--state',
+          join(dir, 'pi.sqlite'),
+        ],
+        env,
+      );
+      expect(migrated.code, migrated.stderr).toBe(0);
       const notes = writeLines('notes.jsonl', [
         JSON.stringify({
           import_supplier: SUPPLIER,
-          external_account_number: 'BIG-1',
+          external_account_number: 'PI-1',
           notes: [{ body: 'Hola', created_at: '2025-01-01T10:00:00Z' }],
         }),
         JSON.stringify({
