@@ -60,8 +60,8 @@ const SOCKET_ERROR_CODES: ReadonlySet<unknown> = new Set([
 
 /**
  * The database could not be reached (no server to select, a connection refused, reset or closed): a retry
- * later can succeed, so the API answers 503 and workers retry the job. Bulk writes carry the network error
- * they stopped on as their own properties (the driver copies them), so they are recognised too.
+ * later can succeed, so the API answers 503 and workers retry the job. Bulk writes (insertMany) carry the
+ * driver error they stopped on as their own properties, so they are recognised too.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -71,7 +71,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       e instanceof MongoServerSelectionError ||
       e instanceof MongoNotConnectedError ||
       e instanceof MongoTopologyClosedError ||
-      (e.name === 'MongoBulkWriteError' && 'beforeHandshake' in e) ||
+      // A bulk write stopped by the driver copies that error's own properties, not its class: a network
+      // error's `beforeHandshake`, a failed server selection's `reason` (the topology it found).
+      (e.name === 'MongoBulkWriteError' && ('beforeHandshake' in e || 'reason' in e)) ||
       SOCKET_ERROR_CODES.has((e as { code?: unknown }).code)
     )
       return true;

@@ -1,5 +1,7 @@
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
+import { batchedInsert } from '../../src/storage/insert-batcher.js';
+import { startFerretDb } from '../support/processes.js';
 import { isTransientDbError } from '../../src/storage/transient.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/infra/mongo.js';
 
@@ -15,6 +17,11 @@ describe('isDatabaseUnavailable', () => {
       new MongoServerSelectionError('connect ECONNREFUSED 127.0.0.1:1', {} as never),
       // An insertMany cut by the outage: the bulk error carries the network error's own properties.
       new MongoBulkWriteError(network(), {} as never),
+      // One sent once the driver knows the server is gone: the bulk error carries the selection's `reason`.
+      new MongoBulkWriteError(
+        new MongoServerSelectionError('connect ECONNREFUSED 127.0.0.1:1', {} as never),
+        {} as never,
+      ),
       // The driver lets a write to a socket the server closed through unwrapped.
       Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' }),
       new Error('the insert failed', { cause: network() }),
@@ -40,5 +47,53 @@ describe('isDatabaseUnavailable', () => {
     labelled.addErrorLabel('RetryableWriteError');
     expect(isTransientDbError(labelled)).toBe(false);
     expect(isTransientDbError(new MongoServerError({ message: 'database is locked', code: 1 }))).toBe(true);
+  });
+});
+
+describe('against a database server that goes away', () => {
+  it('recognises what reads, inserts and batched inserts throw, before and after the driver notices', async () => {
+    const ferret = await startFerretDb();
+    const conn = mongoose.createConnection(`mongodb://127.0.0.1:${ferret.port}/outage`, {
+      serverSelectionTimeoutMS: 300,
+      heartbeatFrequencyMS: 500,
+      bufferCommands: false,
+    });
+    conn.on('error', () => {});
+    try {
+      await conn.asPromise();
+      const Thing = conn.model('Thing', new mongoose.Schema({ n: Number }));
+      await batchedInsert(Thing, [{ _id: new mongoose.Types.ObjectId(), n: 0 }]);
+      await ferret.stop('SIGKILL');
+
+      const thrown: unknown[] = [];
+      const attempt = async (op: () => Promise<unknown>) => {
+        try {
+          await op();
+        } catch (err) {
+          thrown.push(err);
+        }
+      };
+      const insert = () => batchedInsert(Thing, [{ _id: new mongoose.Types.ObjectId(), n: 1 }]);
+      // Until the driver stops trying connections and answers from its topology (server selection).
+      for (let round = 0; !thrown.some((e) => e instanceof MongoServerSelectionError); round++) {
+        if (round > 200) throw new Error('the driver never reported a failed server selection');
+        await attempt(() => Thing.findById(new mongoose.Types.ObjectId()).exec());
+        await attempt(insert);
+        await attempt(() => Thing.collection.insertOne({ n: 2 }));
+      }
+      // Once it does, inserts fail the same way, wrapped in a bulk write error for insertMany.
+      await attempt(insert);
+      const names = new Set(thrown.map((e) => (e as Error).name));
+      expect(names).toContain('MongoServerSelectionError');
+      expect(names).toContain('MongoBulkWriteError');
+      expect(
+        thrown
+          .filter((e) => !isDatabaseUnavailable(e))
+          .map((e) => `${(e as Error).name}: ${(e as Error).message}`),
+      ).toEqual([]);
+    } finally {
+      await conn.close().catch(() => undefined);
+      await ferret.stop('SIGKILL');
+    }
   });
 });
