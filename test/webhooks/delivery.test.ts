@@ -208,6 +208,41 @@ describe('who receives what', () => {
     expect(await hooks.list(ORG_A)).toEqual([]);
   });
 
+  it('running workers see subscriptions as they change; an event nobody subscribes to is only marked dispatched', async () => {
+    const dispatched = async (eventId: string) =>
+      (await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched === true;
+    const deliveriesOf = (eventId: string) => t.app.db.models.WebhookDelivery.countDocuments({ eventId });
+    expect(await hooks.list(ORG_B)).toEqual([]);
+    const unheard = await emit(ORG_B);
+    await until(() => dispatched(unheard.eventId), 'the unsubscribed event marked dispatched');
+    expect(await deliveriesOf(unheard.eventId)).toBe(0);
+
+    // Added after the workers read "no endpoints": the next event reaches it.
+    const first = await receiver();
+    const firstEndpoint = await hooks.add(ORG_B, first.url);
+    const toFirst = await emit(ORG_B);
+    await until(async () => first.ids().has(toFirst.eventId), 'the delivery to the added endpoint');
+
+    const second = await receiver();
+    const secondEndpoint = await hooks.add(ORG_B, second.url);
+    const toBoth = await emit(ORG_B);
+    await until(
+      async () => first.ids().has(toBoth.eventId) && second.ids().has(toBoth.eventId),
+      'the delivery to both endpoints',
+    );
+
+    // Removed: the next event goes to the other endpoint only.
+    await hooks.remove(firstEndpoint.id);
+    const afterRemoval = await emit(ORG_B);
+    await until(async () => second.ids().has(afterRemoval.eventId), 'the delivery to the remaining endpoint');
+    await until(() => dispatched(afterRemoval.eventId), 'the event marked dispatched');
+    expect(await deliveryOf(afterRemoval.eventId, firstEndpoint.id)).toBeNull();
+    expect(first.ids().has(afterRemoval.eventId)).toBe(false);
+    expect(unheard.eventId).not.toBe(toFirst.eventId);
+    expect(first.ids().has(unheard.eventId) || second.ids().has(unheard.eventId)).toBe(false);
+    await hooks.remove(secondEndpoint.id);
+  });
+
   it('the outbox sweep delivers an event whose dispatch was never queued', async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
