@@ -83,9 +83,15 @@ export type PostImportResource =
 
 /**
  * Publishes a post-import write (`post_import.completed-v1`) or a vendor's refusal of a payment instruction
- * (`post_import.error-v1`). Recorded after the write it reports and before the answer: its id is derived
- * from the request, so a retried request that writes again records nothing twice. A failure to record is
- * logged, never turned into an error: the data is written and a retry would only be refused as a duplicate.
+ * (`post_import.error-v1`), after the write it reports and before the answer. Its id is derived from the
+ * request's body, so the same request recorded twice is one event.
+ *
+ * `repeatable`: sending the request again answers success again (notes and transactions report
+ * `…_ALREADY_EXISTS`, a payment instruction joins its verification). Then `count` is every item of the
+ * request, and a failure to record fails the request (503 while the database is unreachable): the client sends
+ * it again, the write finds its data there, and the event is recorded then. So an acknowledged write always has
+ * its event, even when a process dies between the two. Statements and billing documents refuse a repeat
+ * (`…_already_exists`): for them a failure to record is logged and the answer stands (that event is lost).
  */
 export async function publishPostImport(
   app: FastifyInstance,
@@ -93,7 +99,12 @@ export async function publishPostImport(
   supplier: Pick<SupplierDoc, 'code' | 'organisationId'>,
   account: AccountRow,
   externalAccountNumber: string,
-  input: { resource: PostImportResource; count: number; error?: { code: string; detail: string } },
+  input: {
+    resource: PostImportResource;
+    count: number;
+    repeatable: boolean;
+    error?: { code: string; detail: string };
+  },
 ): Promise<void> {
   if (input.count === 0 && !input.error) return;
   const ref = createHash('sha256')
@@ -122,6 +133,7 @@ export async function publishPostImport(
     );
     await relayEvents(app.queues.queue('webhooks'), [event], request.id);
   } catch (err) {
+    if (input.repeatable) throw err;
     request.log.error(
       { err: (err as Error).message, resource: input.resource },
       'post-import event not recorded',

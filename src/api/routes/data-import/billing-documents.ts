@@ -56,6 +56,7 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
       await publishPostImport(app, request, supplier, account, data.external_account_number, {
         resource: 'billing_documents',
         count: data.historical_billing_documents.length,
+        repeatable: false,
       });
       return reply.code(201).send();
     },

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
 import { noteResultSchema, notesImportSchema } from '../../../schemas/post-import.js';
-import { importNotes, NOTE_CREATION_SUCCESS } from '../../../post-import/notes.js';
+import { importNotes } from '../../../post-import/notes.js';
 import { documentLocation, publishPostImport, resolveImport } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
@@ -35,7 +35,9 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
       const results = await importNotes(app.db.models, account._id, data.notes, resolvePath, app.clock());
       await publishPostImport(app, request, supplier, account, data.external_account_number, {
         resource: 'notes',
-        count: results.filter((r) => r.status === NOTE_CREATION_SUCCESS).length,
+        // Written by it or already there, every note of the request is on the account (see publishPostImport).
+        count: results.length,
+        repeatable: true,
       });
       return reply.code(201).send(results);
     },

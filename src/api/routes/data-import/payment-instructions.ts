@@ -75,6 +75,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
         await publishPostImport(app, request, supplier, account, data.external_account_number, {
           resource: 'payment_instruction',
           count: 0,
+          repeatable: true,
           error: { code: result.code, detail: errorCatalogue[result.code].detail },
         });
         throw new ApiError(result.code);
@@ -82,6 +83,7 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
       await publishPostImport(app, request, supplier, account, data.external_account_number, {
         resource: 'payment_instruction',
         count: 1,
+        repeatable: true,
       });
       return created();
     },

@@ -50,6 +50,7 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
       await publishPostImport(app, request, supplier, account, data.external_account_number, {
         resource: 'statements',
         count: data.statements.length,
+        repeatable: false,
       });
       return reply.code(201).send(data);
     },

@@ -89,10 +89,11 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       );
       if (outcome.ok) {
         if (!data.dry_run) {
-          const count = outcome.results.filter((r) => r.status === 'TRANSACTION_ADDED_TO_ACCOUNT').length;
+          // Added or already there, every transaction of the batch is on the account (see publishPostImport).
           await publishPostImport(app, request, supplier, account, data.external_account_number, {
             resource: 'transactions',
-            count,
+            count: outcome.results.length,
+            repeatable: true,
           });
         }
         return reply.code(data.dry_run ? 200 : 201).send({ results: outcome.results });
