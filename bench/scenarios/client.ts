@@ -15,13 +15,14 @@ import { Operations } from '../../src/admin/operations.js';
 const ACCOUNTS = Number(process.env.BENCH_CLIENT_ACCOUNTS ?? 2_000);
 const CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 50);
 const ROUNDS = Number(process.env.BENCH_CLIENT_ROUNDS ?? 3);
-const MEMORY_LINES = Number(process.env.BENCH_CLIENT_MEMORY_LINES ?? 100_000);
+/** Input lengths of the memory runs: flat memory means the same peak at each. */
+const MEMORY_LINES = (process.env.BENCH_CLIENT_MEMORY_LINES ?? '10000,100000').split(',').map(Number);
 const root = resolve(import.meta.dirname, '../..');
 
 /**
  * The migration client against a bare HTTP loop doing the same work (stage + create of realistic accounts,
  * 429s waited out) at the same concurrency, on the same service in the same run, alternating (bare, client,
- * bare, client) so that a drift of the machine touches both. Then the client's memory over a 100,000-line
+ * bare, client) so that a drift of the machine touches both. Then the client's memory over a 10,000-line and a 100,000-line
  * file: `validate --offline` (no server, so the file's length is the only thing that grows), its RSS sampled
  * from /proc while it streams.
  */
@@ -29,7 +30,7 @@ const scenario: Scenario = {
   name: 'client',
   description:
     `import-client migrate vs a bare HTTP loop (stage + create, ${CONCURRENCY} in flight, realistic accounts, ` +
-    `${ACCOUNTS} per run, alternating); the client's RSS over ${MEMORY_LINES.toLocaleString('en')} lines (validate --offline)`,
+    `${ACCOUNTS} per run, alternating); the client's RSS over ${MEMORY_LINES.map((n) => n.toLocaleString('en')).join(' and ')} lines (validate --offline)`,
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: '50' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
@@ -56,7 +57,8 @@ const scenario: Scenario = {
         });
       }
       const mean = (k: string) => rounds.reduce((a, r) => a + r[k]!, 0) / rounds.length;
-      const memory = await memoryRun(dir);
+      const memory: Record<string, unknown> = {};
+      for (const lines of MEMORY_LINES) memory[`lines_${lines}`] = await memoryRun(dir, lines);
       return {
         accounts_per_run: ACCOUNTS,
         concurrency: CONCURRENCY,
@@ -178,11 +180,11 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
 }
 
 /** `validate --offline` over a gzipped file of MEMORY_LINES accounts; RSS sampled every 250 ms. */
-async function memoryRun(dir: string) {
-  const file = join(dir, 'memory.jsonl.gz');
+async function memoryRun(dir: string, count: number) {
+  const file = join(dir, `memory-${count}.jsonl.gz`);
   const template = accountTemplate('minimal');
   async function* lines() {
-    for (let i = 0; i < MEMORY_LINES; i++)
+    for (let i = 0; i < count; i++)
       yield (
         JSON.stringify({ ...template, import_supplier: SUPPLIER, external_account_number: `M-${i}` }) + '\n'
       );
@@ -202,7 +204,7 @@ async function memoryRun(dir: string) {
         '--offline',
         '--quiet',
         '--report',
-        join(dir, 'report-memory'),
+        join(dir, `report-memory-${count}`),
       ],
       {
         cwd: root,
@@ -228,7 +230,7 @@ async function memoryRun(dir: string) {
   const at = (fraction: number) =>
     samples[Math.min(samples.length - 1, Math.floor(samples.length * fraction))]?.rss_mb ?? NaN;
   return {
-    lines: MEMORY_LINES,
+    lines: count,
     seconds: round((performance.now() - started) / 1000, 1),
     rss_mb_at_10pct: round(at(0.1), 1),
     rss_mb_at_50pct: round(at(0.5), 1),

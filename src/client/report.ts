@@ -6,6 +6,7 @@ import {
   writeFileSync,
   type WriteStream,
 } from 'node:fs';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -62,6 +63,11 @@ export class ReportWriter {
     }
     if (!successes.has(result.outcome) && this.failures.length < MAX_LISTED_FAILURES)
       this.failures.push(result);
+  }
+
+  /** Resolves once the results file has taken what it was given: the run reads on only then (bounded memory). */
+  async drained(): Promise<void> {
+    if (this.jsonl.writableNeedDrain) await once(this.jsonl, 'drain');
   }
 
   async finish(command: string, extra: { throttled: number; interrupted: boolean }): Promise<Summary> {

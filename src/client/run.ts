@@ -25,6 +25,7 @@ export async function runLines(
   };
   let interrupted = false;
   for await (const line of input) {
+    await report.drained();
     if (options.stop.aborted) {
       interrupted = true;
       break;
