@@ -47,13 +47,18 @@ const scenario: Scenario = {
       const baseUrl = `http://127.0.0.1:${port}`;
       const rounds: Record<string, number>[] = [];
       for (let r = 0; r < ROUNDS; r++) {
+        // The bare loop runs in this process: its CPU is this process's over the loop.
+        const cpuBefore = process.cpuUsage();
         const bare = await bareLoop(baseUrl, e.headers, template, `B${r}`);
+        const bareCpu = process.cpuUsage(cpuBefore);
         const client = await clientRun(baseUrl, key, template, `C${r}`, dir);
         rounds.push({
           bare_accounts_per_s: round(bare, 1),
           client_accounts_per_s: client.rate,
           client_wall_accounts_per_s: round(client.wall, 1),
           client_waits_asked_by_server: client.throttled,
+          bare_cpu_ms_per_account: round((bareCpu.user + bareCpu.system) / 1000 / ACCOUNTS, 2),
+          client_cpu_ms_per_account: round(client.cpuMsPerAccount, 2),
         });
       }
       const mean = (k: string) => rounds.reduce((a, r) => a + r[k]!, 0) / rounds.length;
@@ -73,6 +78,8 @@ const scenario: Scenario = {
           (1 - mean('client_wall_accounts_per_s') / mean('bare_accounts_per_s')) * 100,
           1,
         ),
+        bare_cpu_ms_per_account: round(mean('bare_cpu_ms_per_account'), 2),
+        client_cpu_ms_per_account: round(mean('client_cpu_ms_per_account'), 2),
         memory,
       };
     } finally {
@@ -175,8 +182,14 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
   const summary = JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8')) as {
     accounts_per_s: number;
     server_throttled: number;
+    cpu_seconds: number;
   };
-  return { rate: summary.accounts_per_s, wall, throttled: summary.server_throttled };
+  return {
+    rate: summary.accounts_per_s,
+    wall,
+    throttled: summary.server_throttled,
+    cpuMsPerAccount: (summary.cpu_seconds * 1000) / ACCOUNTS,
+  };
 }
 
 /** `validate --offline` over a gzipped file of MEMORY_LINES accounts; RSS sampled every 250 ms. */

@@ -22,6 +22,8 @@ export type Summary = {
   started_at: string;
   finished_at: string;
   seconds: number;
+  /** CPU time the client itself used (user + system), to size the machine it runs on. */
+  cpu_seconds: number;
   lines: number;
   by_outcome: Record<Outcome, number>;
   by_error_code: Record<string, number>;
@@ -88,6 +90,7 @@ export class ReportWriter {
       started_at: new Date(this.started).toISOString(),
       finished_at: new Date(finished).toISOString(),
       seconds: Math.round(seconds * 10) / 10,
+      cpu_seconds: cpuSeconds(),
       lines: this.lines,
       by_outcome: this.counts,
       by_error_code: byCode,
@@ -216,4 +219,9 @@ for (const f of data.failures) {
 </body>
 </html>
 `;
+}
+
+function cpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return Math.round((user + system) / 10_000) / 100;
 }
