@@ -27,8 +27,17 @@ export async function deliverWebhookJob(
   const fleet = new WebhookFleetState(ctx.redis, config.QUEUE_PREFIX);
   const delivery = await store.delivery(data.deliveryId);
   if (!delivery || delivery.status !== 'pending') return { status: delivery?.status ?? 'missing' };
-  // The endpoint's place first: a delivery that must wait for one reads nothing more.
-  const endpointId = delivery.endpointId.toHexString();
+  const [endpoint, event] = await Promise.all([
+    store.endpoint(delivery.endpointId),
+    store.event(delivery.eventKey),
+  ]);
+  if (!endpoint || endpoint.removedAt || !event?.body) {
+    // The endpoint was removed (or the event is gone): nothing will ever be sent.
+    await store.recordAttempt(delivery._id, { status: 'failed', nextAttemptAt: null });
+    await fleet.count(delivery.type, 'failed', delivery._id);
+    return { status: 'failed' };
+  }
+  const endpointId = endpoint._id.toHexString();
   const delay = async (until: number): Promise<never> => {
     await job.moveToDelayed(until, job.token);
     throw new DelayedError();
@@ -37,40 +46,22 @@ export async function deliverWebhookJob(
   if (!(await fleet.takeSlot(endpointId, delivery._id, config.WEBHOOK_ENDPOINT_CONCURRENCY, lease)))
     return delay(Date.now() + ENDPOINT_BUSY_RETRY_MS + Math.floor(Math.random() * ENDPOINT_BUSY_RETRY_MS));
 
-  let result: SendResult | null = null;
+  let result: SendResult;
   try {
-    const [endpoint, event] = await Promise.all([
-      store.endpoint(delivery.endpointId),
-      store.event(delivery.eventKey),
-    ]);
-    // The endpoint was removed (or the event is gone): nothing will ever be sent (result stays null).
-    if (endpoint && !endpoint.removedAt && event?.body) {
-      try {
-        const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE);
-        result = await sendWebhook(
-          target,
-          { id: event.eventId, body: event.body, secret: endpoint.secret },
-          config.WEBHOOK_TIMEOUT_MS,
-          ctx.clock(),
-        );
-      } catch (err) {
-        if (!(err instanceof UnsafeWebhookUrl)) throw err;
-        ctx.log.warn(
-          { endpoint: endpointId, reason: err.message },
-          'webhook endpoint refused by the URL guard',
-        );
-        result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
-      }
-    }
+    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE);
+    result = await sendWebhook(
+      target,
+      { id: event.eventId, body: event.body, secret: endpoint.secret },
+      config.WEBHOOK_TIMEOUT_MS,
+      ctx.clock(),
+    );
+  } catch (err) {
+    if (!(err instanceof UnsafeWebhookUrl)) throw err;
+    ctx.log.warn({ endpoint: endpointId, reason: err.message }, 'webhook endpoint refused by the URL guard');
+    result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
   } finally {
     await fleet.releaseSlot(endpointId, delivery._id).catch(() => undefined);
   }
-  if (!result) {
-    await store.recordAttempt(delivery._id, { status: 'failed', nextAttemptAt: null });
-    await fleet.count(delivery.type, 'failed', delivery._id);
-    return { status: 'failed' };
-  }
-  const sent = result;
 
   const attempts = delivery.attempts + 1;
   /** The delivery's last word: delivered, or failed after its last attempt. */
@@ -78,16 +69,16 @@ export async function deliverWebhookJob(
     await store.recordAttempt(delivery._id, {
       status,
       attempts,
-      lastHttpStatus: sent.httpStatus,
+      lastHttpStatus: result.httpStatus,
       nextAttemptAt: null,
     });
     await fleet.count(delivery.type, status, delivery._id);
     return { status, attempts };
   };
-  if (sent.delivered) return settle('delivered');
+  if (result.delivered) return settle('delivered');
   const wait = config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
   ctx.log.info(
-    { endpoint: endpointId, http_status: sent.httpStatus, error: sent.error, attempts },
+    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
     'webhook delivery not accepted',
   );
   if (wait === undefined) return settle('failed');
@@ -95,7 +86,7 @@ export async function deliverWebhookJob(
   await store.recordAttempt(delivery._id, {
     status: 'pending',
     attempts,
-    lastHttpStatus: sent.httpStatus,
+    lastHttpStatus: result.httpStatus,
     nextAttemptAt: new Date(next),
   });
   await fleet.count(delivery.type, 'retried', null);
