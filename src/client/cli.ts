@@ -186,7 +186,8 @@ program
       const state = new ResumeState(resolve(o.state ?? join(dirname(dir), 'import-state.sqlite')));
       try {
         const { interrupted } = await runLines(
-          readJsonLines(file),
+          // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
+          readJsonLines(file, { parse: o.mode === 'v2' }),
           { concurrency: o.concurrency, stop: stop.signal },
           migrateAccount(client, state, {
             mode: o.mode,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ApiClient, Answer } from './http.js';
 import type { InputLine } from './input.js';
 import { fieldErrors, refusalOutcome, type Result } from './outcomes.js';
-import { identify } from './run.js';
+import { identifyLine } from './run.js';
 import type { ResumeState } from './state.js';
 
 export type MigrateOptions = {
@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function migrateAccount(api: ApiClient, state: ResumeState, options: MigrateOptions) {
   return async (line: Extract<InputLine, { ok: true }>): Promise<Result> => {
     const started = Date.now();
-    const who = identify(line.value);
+    const who = identifyLine(line);
     const key =
       who.import_supplier && who.external_account_number
         ? `${who.import_supplier}/${who.external_account_number}`
@@ -58,7 +58,7 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
     };
 
     if (options.mode === 'v2') {
-      const payload = line.value as Record<string, unknown>;
+      const payload = ('value' in line ? line.value : JSON.parse(line.text)) as Record<string, unknown>;
       const withTeam =
         options.team && payload.operations_team_name === undefined
           ? { ...payload, operations_team_name: options.team }

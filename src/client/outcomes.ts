@@ -67,6 +67,9 @@ export function refusalOutcome(status: number, body: unknown): { outcome: Outcom
       return { outcome: 'supplier_closed', kraken: null };
     case 'dry_run_rolled_back':
       return { outcome: 'dry_run_ok', kraken: null };
+    // `migrate` sends lines unparsed: the server's verdict on one that is not JSON.
+    case 'parse_error':
+      return { outcome: 'parse_error', kraken: null };
     default:
       return { outcome: status === 400 && code === undefined ? 'validation_failed' : 'failed', kraken: null };
   }

@@ -1,3 +1,4 @@
+import { identifyText } from './identity.js';
 import type { InputLine } from './input.js';
 import type { Result } from './outcomes.js';
 import type { Progress } from './progress.js';
@@ -46,7 +47,7 @@ export async function runLines(
     }
     const task = handle(line)
       .catch((err: unknown): Result => ({
-        ...identify(line.value),
+        ...identifyLine(line),
         line: line.line,
         outcome: 'failed',
         http_status: null,
@@ -63,6 +64,11 @@ export async function runLines(
   if (options.stop.aborted) interrupted = true;
   await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
   return { interrupted };
+}
+
+/** The account a line names, from its parsed value or, when it was read unparsed, from its text. */
+export function identifyLine(line: Extract<InputLine, { ok: true }>) {
+  return 'value' in line ? identify(line.value) : identifyText(line.text);
 }
 
 /** The account a value names, as far as it does. */
