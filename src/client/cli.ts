@@ -11,7 +11,8 @@ import { migrateAccount } from './migrate.js';
 import { fieldErrors, successes, type FieldError, type Outcome, type Result } from './outcomes.js';
 import { Progress } from './progress.js';
 import { ReportWriter, type Summary } from './report.js';
-import { identify, runLines } from './run.js';
+import { identify } from './identity.js';
+import { runLines } from './run.js';
 import { ResumeState } from './state.js';
 
 /**

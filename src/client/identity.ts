@@ -1,3 +1,8 @@
+import type { InputLine } from './input.js';
+
+/** Which account a line is about (null where the line does not say). */
+export type Identity = { import_supplier: string | null; external_account_number: string | null };
+
 /**
  * The account a line names (`import_supplier` or `import_supplier_code`, and `external_account_number`: string
  * members of the top-level object), read from its JSON text without parsing the rest. `migrate` sends each
@@ -5,14 +10,26 @@
  * account only to read two strings was the largest part of the client's CPU per account. Text that is not a
  * JSON object yields nulls as far as it goes (the server then answers `parse_error`).
  */
-export function identifyText(text: string): {
-  import_supplier: string | null;
-  external_account_number: string | null;
-} {
+export function identifyText(text: string): Identity {
   const found = topLevelStrings(text, WANTED);
   return {
     import_supplier: found.import_supplier ?? found.import_supplier_code ?? null,
     external_account_number: found.external_account_number ?? null,
+  };
+}
+
+/** The account a line names, from its parsed value or, when it was read unparsed, from its text. */
+export function identifyLine(line: Extract<InputLine, { ok: true }>): Identity {
+  return 'value' in line ? identify(line.value) : identifyText(line.text);
+}
+
+/** The account a value names, as far as it does. */
+export function identify(value: unknown): Identity {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const str = (x: unknown) => (typeof x === 'string' ? x : null);
+  return {
+    import_supplier: str(v.import_supplier) ?? str(v.import_supplier_code),
+    external_account_number: str(v.external_account_number),
   };
 }
 

@@ -10,8 +10,8 @@ export type InputLine =
 
 /**
  * The lines of a JSON Lines file (`.jsonl`, `.jsonl.gz`, or `-` for standard input), streamed: one parsed
- * value at a time (or, with `parse: false`, the text alone), never the whole file. A line that is not JSON is reported with its number; blank lines
- * are skipped (and still counted). JSON the service's parser refuses (prototype-poisoning keys) is a parse
+ * value at a time (or, with `parse: false`, the text alone), never the whole file. A line that is not JSON is
+ * reported with its number; blank lines are skipped (and still counted). JSON the service's parser refuses (prototype-poisoning keys) is a parse
  * error here as well, so offline validation and the server agree.
  */
 export async function* readJsonLines(

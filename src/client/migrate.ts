@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ApiClient, Answer } from './http.js';
 import type { InputLine } from './input.js';
 import { fieldErrors, refusalOutcome, type Result } from './outcomes.js';
-import { identifyLine } from './run.js';
+import { identifyLine } from './identity.js';
 import type { ResumeState } from './state.js';
 
 export type MigrateOptions = {

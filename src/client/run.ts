@@ -1,4 +1,4 @@
-import { identifyText } from './identity.js';
+import { identifyLine } from './identity.js';
 import type { InputLine } from './input.js';
 import type { Result } from './outcomes.js';
 import type { Progress } from './progress.js';
@@ -64,24 +64,6 @@ export async function runLines(
   if (options.stop.aborted) interrupted = true;
   await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
   return { interrupted };
-}
-
-/** The account a line names, from its parsed value or, when it was read unparsed, from its text. */
-export function identifyLine(line: Extract<InputLine, { ok: true }>) {
-  return 'value' in line ? identify(line.value) : identifyText(line.text);
-}
-
-/** The account a value names, as far as it does. */
-export function identify(value: unknown): {
-  import_supplier: string | null;
-  external_account_number: string | null;
-} {
-  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const str = (x: unknown) => (typeof x === 'string' ? x : null);
-  return {
-    import_supplier: str(v.import_supplier) ?? str(v.import_supplier_code),
-    external_account_number: str(v.external_account_number),
-  };
 }
 
 function errorCode(err: unknown): string {
