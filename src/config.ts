@@ -115,8 +115,29 @@ export type Config = z.infer<typeof configSchema>;
 
 /** Parses the environment (or an override map, for tests) and fails fast with every problem listed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return parseEnv(configSchema, env);
+}
+
+/** The settings of the migration client (`import-client`): where the service is, and the organisation's key. */
+export const clientConfigSchema = z.object({
+  IMPORT_BASE_URL: z
+    .string()
+    .default('http://127.0.0.1:3000')
+    .transform((url) => url.replace(/\/+$/, '')),
+  /** Never a flag, so it stays out of shell history; the commands that call the service require it. */
+  IMPORT_API_KEY: z.string().optional(),
+});
+
+export type ClientConfig = z.infer<typeof clientConfigSchema>;
+
+export function loadClientConfig(env: Record<string, string | undefined> = process.env): ClientConfig {
+  return parseEnv(clientConfigSchema, env);
+}
+
+/** Unset and empty variables alike take their defaults. */
+function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = configSchema.safeParse(cleaned);
+  const parsed = schema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`Invalid configuration:\n${lines}`);

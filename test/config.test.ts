@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '../src/config.js';
+import { configSchema, loadClientConfig, loadConfig } from '../src/config.js';
 
 describe('config', () => {
   it('documents every variable in .env.example', () => {
@@ -38,5 +38,18 @@ describe('config', () => {
     expect(() =>
       loadConfig({ ...base, CATALOGUE_EXTRA: '{"payment_instruction_vendor": ["ADYEN"]}' }),
     ).toThrow('CATALOGUE_EXTRA: payment vendors are enabled with PAYMENT_VENDORS');
+  });
+});
+
+describe('client config', () => {
+  it('defaults to the local service, trims trailing slashes, and treats an empty key as none', () => {
+    expect(loadClientConfig({})).toEqual({ IMPORT_BASE_URL: 'http://127.0.0.1:3000' });
+    expect(
+      loadClientConfig({ IMPORT_BASE_URL: 'https://import.example.com//', IMPORT_API_KEY: 'k' }),
+    ).toEqual({
+      IMPORT_BASE_URL: 'https://import.example.com',
+      IMPORT_API_KEY: 'k',
+    });
+    expect(loadClientConfig({ IMPORT_API_KEY: '' }).IMPORT_API_KEY).toBeUndefined();
   });
 });

@@ -11,6 +11,7 @@ import { migrateAccount } from './migrate.js';
 import { fieldErrors, successes, type FieldError, type Outcome, type Result } from './outcomes.js';
 import { Progress } from './progress.js';
 import { ReportWriter, type Summary } from './report.js';
+import { loadClientConfig } from '../config.js';
 import { identify } from './identity.js';
 import { runLines } from './run.js';
 import { ResumeState } from './state.js';
@@ -42,9 +43,8 @@ process.on('SIGINT', () => {
 
 const clients: ApiClient[] = [];
 function api(): ApiClient {
-  const key = process.env.IMPORT_API_KEY;
+  const { IMPORT_BASE_URL: base, IMPORT_API_KEY: key } = loadClientConfig();
   if (!key) throw new UsageError('set IMPORT_API_KEY (the organisation API key) in the environment');
-  const base = (process.env.IMPORT_BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
   const client = new ApiClient(base, key, { signal: stop.signal });
   clients.push(client);
   return client;
