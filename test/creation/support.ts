@@ -57,7 +57,15 @@ export function apiFor(t: TestApp, headers: Record<string, string>) {
       url: `/v1/data-import/${kind}-account-import-processes/${SUPPLIER}/${query}`,
       headers,
     });
-  return { stage, create, status, list };
+  /** A post-import request (`notes/create/`, `transactions/create/`, …) about one account of the supplier. */
+  const postImport = (external: string, path: string, payload: Record<string, unknown>) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/v1/data-import/${path}`,
+      headers,
+      payload: { import_supplier: SUPPLIER, external_account_number: external, ...payload },
+    });
+  return { stage, create, status, list, postImport };
 }
 
 export type TestWorkers = RunningWorkers & { db: Database; stop: () => Promise<void> };

@@ -5,7 +5,6 @@ import {
   apiFor,
   setupTenant,
   startTestWorkers,
-  SUPPLIER,
   type Api,
   type TestWorkers,
 } from '../creation/support.js';
@@ -27,13 +26,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const post = (url: string, payload: Record<string, unknown>) =>
-  t.app.inject({
-    method: 'POST',
-    url: `/v1/data-import/${url}`,
-    headers,
-    payload: { import_supplier: SUPPLIER, external_account_number: 'E2E-1', ...payload },
-  });
+const post = (url: string, payload: Record<string, unknown>) => api.postImport('E2E-1', url, payload);
 
 describe('post-import onto an account created by stage + create + worker', () => {
   it('is 404 while only staged, then imports every kind of data once the account exists', async () => {

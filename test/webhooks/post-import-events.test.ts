@@ -12,6 +12,7 @@ import {
   startTestWorkers,
   SUPPLIER,
   until,
+  type Api,
   type TestWorkers,
 } from '../creation/support.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -22,17 +23,15 @@ import { startReceiver, type Receiver } from './receiver.js';
 let t: TestApp;
 let workers: TestWorkers;
 let receiver: Receiver;
-let headers: Record<string, string>;
 const EXTERNAL = 'PIE-1';
 const COMPLETED = 'data_import.import_process.post_import.completed-v1';
 
 beforeAll(async () => {
   t = await startTestApp({ env: { TEST_LABEL: 'postimport_events', WEBHOOK_ALLOW_PRIVATE: 'true' } });
-  headers = (await setupTenant(t)).headers;
+  api = apiFor(t, (await setupTenant(t)).headers);
   workers = await startTestWorkers(t.config);
   receiver = await startReceiver();
   await new WebhookOperations(t.app.db.models, t.config).add('Acme Energía', receiver.url, [COMPLETED]);
-  const api = apiFor(t, headers);
   expect((await api.stage(accountPayload(EXTERNAL))).statusCode).toBe(201);
   expect((await api.create(EXTERNAL, { dry_run: false })).statusCode).toBe(201);
 });
@@ -42,13 +41,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const post = (url: string, payload: Record<string, unknown>) =>
-  t.app.inject({
-    method: 'POST',
-    url: `/v1/data-import/${url}`,
-    headers,
-    payload: { import_supplier: SUPPLIER, external_account_number: EXTERNAL, ...payload },
-  });
+let api: Api;
+const post = (url: string, payload: Record<string, unknown>) => api.postImport(EXTERNAL, url, payload);
 
 /** The post-import events recorded for the account, by resource. */
 const recorded = async (resource: string) =>
