@@ -22,9 +22,9 @@ const root = resolve(import.meta.dirname, '../..');
 /**
  * The migration client against a bare HTTP loop doing the same work (stage + create of realistic accounts,
  * 429s waited out) at the same concurrency, on the same service in the same run, alternating (bare, client,
- * bare, client) so that a drift of the machine touches both. Then the client's memory over a 10,000-line and a 100,000-line
- * file: `validate --offline` (no server, so the file's length is the only thing that grows), its RSS sampled
- * from /proc while it streams.
+ * bare, client) so that a drift of the machine touches both. Then the client's memory over files of each
+ * length in MEMORY_LINES: `validate --offline` (no server, so the file's length is the only thing that grows),
+ * its RSS sampled from /proc while it streams.
  */
 const scenario: Scenario = {
   name: 'client',
@@ -192,7 +192,7 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
   };
 }
 
-/** `validate --offline` over a gzipped file of MEMORY_LINES accounts; RSS sampled every 250 ms. */
+/** `validate --offline` over a gzipped file of `count` accounts; RSS sampled every 250 ms. */
 async function memoryRun(dir: string, count: number) {
   const file = join(dir, `memory-${count}.jsonl.gz`);
   const template = accountTemplate('minimal');
