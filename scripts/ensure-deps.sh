@@ -6,10 +6,8 @@ cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm ci" >&2
-  # The registry reachable here lacks some other-platform optional packages (e.g. msgpackr-extract for
-  # darwin/win32), which makes `npm ci` refuse the lock file as "out of sync"; `npm install` still installs
-  # exactly the locked versions for this platform.
-  npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --loglevel=error
+  # `npm ci` installs exactly the lock and never writes it: setup must leave a clone's tracked files as they were.
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 if [ -z "${SKIP_REDIS:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
   echo "[setup] installing redis-server" >&2
