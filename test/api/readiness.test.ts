@@ -39,7 +39,7 @@ describe('/readyz', () => {
     const back = await until(
       () => t.app.inject({ url: '/readyz' }),
       (r) => r.statusCode === 200,
-      15_000,
+      120_000,
     );
     expect(back.statusCode).toBe(200);
     expect(back.json().checks).toEqual({ database: 'ok', redis: 'ok' });

@@ -216,7 +216,7 @@ afterAll(async () => {
 
 it(
   'answers fast 503s while the database is down, then proceeds without restarting web or worker; nothing acknowledged is lost or duplicated',
-  { timeout: 180_000 },
+  { timeout: 600_000 },
   async () => {
     // Accounts staged and (two of them) created before the outage; the rest are created during the load.
     const prepared = Array.from({ length: 16 }, (_, i) => `DBOUT-P${String(i).padStart(2, '0')}`);
@@ -317,7 +317,7 @@ it(
 
     ferret = await startFerretDb({ port: ferret.port, dir: dbDir });
     phase = 'after';
-    await until(async () => (await readiness()).status === 200, '/readyz to answer 200 again', 20_000);
+    await until(async () => (await readiness()).status === 200, '/readyz to answer 200 again');
     await until(
       async () => kinds.every((k) => count(k, 'after', ok) >= 2),
       'every kind of request to succeed again',
@@ -346,10 +346,10 @@ it(
     // A client retrying what was not acknowledged, until it is.
     for (const ext of staged) {
       if (!acknowledged('stage', ext))
-        await until(async () => ok(await stage(ext)), `stage of ${ext} after the outage`, 20_000);
+        await until(async () => ok(await stage(ext)), `stage of ${ext} after the outage`);
     }
     for (const ext of [...prepared, ...staged])
-      await until(async () => created(await create(ext)), `creation of ${ext} after the outage`, 30_000);
+      await until(async () => created(await create(ext)), `creation of ${ext} after the outage`);
     for (const { external, batch } of batches) {
       const wasAcknowledged = acknowledged('transactions', batch);
       const again = await until(

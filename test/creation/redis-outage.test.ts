@@ -35,7 +35,7 @@ afterAll(async () => {
 
 it(
   'answers fast 503s while Redis is down, then proceeds without restarting anything and loses no staged data',
-  { timeout: 90_000 },
+  { timeout: 300_000 },
   async () => {
     const externals = Array.from({ length: 10 }, (_, i) => `OUT-${i}`);
     for (const ext of externals) expect((await api.stage(accountPayload(ext))).statusCode).toBe(201);

@@ -89,7 +89,7 @@ export async function startTestWorkers(config: Config, only?: readonly QueueName
 export async function until<T>(
   check: () => Promise<T | null | undefined | false>,
   what: string,
-  timeoutMs = 20_000,
+  timeoutMs = 120_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -130,7 +130,7 @@ export async function setSupplierStatus(env: PostImportEnv, status: 'Ongoing' | 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
 export async function eventually<T>(
   check: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
+  timeoutMs = 120_000,
   label = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -24,7 +24,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Resolves once something accepts TCP connections on the port (the server's own readiness signal). */
-export async function waitForPort(port: number, timeoutMs = 30_000): Promise<void> {
+export async function waitForPort(port: number, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const open = await new Promise<boolean>((res) => {

@@ -52,7 +52,7 @@ afterAll(async () => {
 
 it(
   `scheduled tasks survive ${KILLS} SIGKILLs of the worker: one account and one PROCESSED each`,
-  { timeout: 300_000 },
+  { timeout: 900_000 },
   async () => {
     for (const ext of ACCOUNTS) {
       const payload = {
@@ -93,7 +93,7 @@ it(
     });
     // The survivor works at full concurrency: the interesting part (the kills) is over.
     children.push(startProcess('worker', { ...env, WORKER_CONCURRENCY: '50' }));
-    await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 200_000);
+    await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 600_000);
 
     expect(kills).toBe(KILLS);
     const events = storageFor(models).events;
@@ -119,7 +119,7 @@ it(
       }
       return byAccount;
     };
-    await until(async () => completeIds().size === ACCOUNTS.length, 'every complete-v1', 60_000);
+    await until(async () => completeIds().size === ACCOUNTS.length, 'every complete-v1');
     expect([...completeIds().values()].every((ids) => ids.size === 1)).toBe(true);
   },
 );

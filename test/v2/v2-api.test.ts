@@ -184,7 +184,7 @@ describe('scheduled creation', () => {
         data: { schedule_window_start: start, is_dry_run: false },
       },
     });
-    const done = await settled('S-2', 'PROCESSED', 15_000);
+    const done = await settled('S-2', 'PROCESSED');
     const started = (await v2.events('S-2'))
       .json()
       .find((e: { event: string }) => e.event.endsWith('STARTED'));
@@ -201,7 +201,7 @@ describe('scheduled creation', () => {
     expect((await v2.cancel('C-1')).json().code).toBe('import_process_not_cancellable');
     // A witness scheduled for the same moment: once it ran, the cancelled task's time has passed too.
     await v2.schedule(withTeam('C-WITNESS'), { schedule_window_start: start });
-    await settled('C-WITNESS', 'PROCESSED', 15_000);
+    await settled('C-WITNESS', 'PROCESSED');
     expect((await statusOf('C-1')).status).toBe('CANCELLED');
     expect((await v1.status('C-1')).json().status).toBe('UNKNOWN');
     expect(await t.app.db.models.Account.exists({ externalAccountNumber: 'C-1' })).toBeNull();
@@ -229,7 +229,7 @@ describe('scheduled creation', () => {
     await v2.schedule(withTeam('R-1'), { schedule_window_start: inMs(3_600_000) });
     const soon = inMs(1_000);
     await v2.schedule({ ...withTeam('R-1'), billing_name: 'Replaced' }, { schedule_window_start: soon });
-    await settled('R-1', 'PROCESSED', 15_000);
+    await settled('R-1', 'PROCESSED');
     const names = eventNames((await v2.events('R-1')).json());
     expect(names).toEqual(['CREATED', 'SCHEDULED', 'SCHEDULED', 'STARTED', 'PROCESSED']);
     const account = await t.app.db.models.Account.findOne({ externalAccountNumber: 'R-1' }).lean();
@@ -289,7 +289,7 @@ describe('v1 and v2 share one state and history', () => {
     const created = await v1.create('I-2');
     expect(created.statusCode).toBe(201);
     await v2.schedule(withTeam('I-2-WITNESS'), { schedule_window_start: start });
-    await settled('I-2-WITNESS', 'PROCESSED', 15_000);
+    await settled('I-2-WITNESS', 'PROCESSED');
     const status = await statusOf('I-2');
     expect(status).toMatchObject({
       status: 'PROCESSED',

@@ -167,7 +167,7 @@ describe('delivery', () => {
     const fastEndpoint = await hooks.add(ORG_B, fast.url);
     const events = [];
     for (let i = 0; i < 12; i++) events.push(await emit(ORG_B));
-    await until(async () => fast.ids().size === events.length, 'every event at the fast endpoint', 15_000);
+    await until(async () => fast.ids().size === events.length, 'every event at the fast endpoint');
     // The slow endpoint times out one delivery after another, two at a time: far from done.
     const slowPending = await t.app.db.models.WebhookDelivery.countDocuments({
       endpointId: slowEndpoint.id,
@@ -247,7 +247,7 @@ describe('who receives what', () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
-    await until(async () => r.ids().has(eventId), 'the swept event', 15_000);
+    await until(async () => r.ids().has(eventId), 'the swept event');
     await hooks.remove(endpoint.id);
   });
 
