@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A Redis Cluster on loopback for the scaled topology and its tests: 3 masters + 3 replicas of Debian's
+# redis-server (installed when absent), no persistence, state under .data/redis-cluster/<base port>.
+#   scripts/redis-cluster.sh start [base port]   # ports base..base+5 (default 7100); prints the seed list
+#   scripts/redis-cluster.sh stop  [base port]
+# Idempotent: a cluster already answering `cluster_state:ok` on the base port is left as it is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+action="${1:-start}"
+base="${2:-${REDIS_CLUSTER_BASE_PORT:-7100}}"
+dir=".data/redis-cluster/$base"
+ports=()
+for i in 0 1 2 3 4 5; do ports+=("$((base + i))"); done
+seeds() { local s=""; for p in "${ports[@]}"; do s+="${s:+,}127.0.0.1:$p"; done; echo "$s"; }
+
+case "$action" in
+  start)
+    if ! command -v redis-server >/dev/null 2>&1; then
+      if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+      $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+    fi
+    if redis-cli -p "$base" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; then seeds; exit 0; fi
+    mkdir -p "$dir"
+    for p in "${ports[@]}"; do
+      rm -f "$dir/nodes-$p.conf"
+      redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$p.conf" \
+        --cluster-node-timeout 2000 --save "" --appendonly no --dir "$PWD/$dir" --daemonize yes \
+        --pidfile "$PWD/$dir/redis-$p.pid" --logfile "$PWD/$dir/redis-$p.log"
+    done
+    for p in "${ports[@]}"; do
+      for _ in $(seq 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    done
+    addrs=(); for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1
+    # Ready once the slots are covered and every replica follows its master (a failover needs them).
+    for _ in $(seq 300); do
+      if redis-cli -p "$base" cluster info 2>/dev/null | grep -q 'cluster_state:ok' &&
+        [ "$(redis-cli -p "$base" cluster nodes 2>/dev/null | grep -c ' slave ')" -eq 3 ]; then
+        seeds
+        exit 0
+      fi
+      sleep 0.1
+    done
+    echo "[redis-cluster] the cluster on $base did not reach cluster_state:ok (see $dir)" >&2
+    exit 1
+    ;;
+  stop)
+    for p in "${ports[@]}"; do
+      if [ -f "$dir/redis-$p.pid" ]; then kill "$(cat "$dir/redis-$p.pid")" 2>/dev/null || true; fi
+    done
+    rm -rf "$dir"
+    ;;
+  seeds) seeds ;;
+  *) echo "usage: $0 start|stop|seeds [base port]" >&2; exit 2 ;;
+esac
