@@ -45,8 +45,13 @@ case "$action" in
     exit 1
     ;;
   stop)
+    pids=()
     for p in "${ports[@]}"; do
-      if [ -f "$dir/redis-$p.pid" ]; then kill "$(cat "$dir/redis-$p.pid")" 2>/dev/null || true; fi
+      if [ -f "$dir/redis-$p.pid" ]; then pids+=("$(cat "$dir/redis-$p.pid")"); fi
+    done
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     done
     rm -rf "$dir"
     ;;
