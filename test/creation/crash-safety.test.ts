@@ -19,9 +19,9 @@ const BOUNDARIES = [
   { command: 'insert', collection: 'ledger_journal', where: 'between the account and its journal' },
   { command: 'update', collection: 'account_import_processes', where: 'between PROCESSED and the mark' },
 ] as const;
-const ROUNDS = 2;
-const RANDOM_KILLS = 10;
-const ACCOUNTS = Array.from({ length: 200 }, (_, i) => `CRASH-${i + 1}`);
+const ROUNDS = 1;
+const RANDOM_KILLS = 8;
+const ACCOUNTS = Array.from({ length: 150 }, (_, i) => `CRASH-${i + 1}`);
 const KILL_WINDOW_MS = 250;
 
 let t: TestApp;
