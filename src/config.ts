@@ -18,6 +18,27 @@ export const configSchema = z.object({
    */
   MONGO_SERVER_SELECTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
+  /**
+   * Seeds of a Redis Cluster, `host:port` separated by commas: every Redis connection of the service becomes a
+   * cluster client and `REDIS_URL` is not used. Empty (the default): the single Redis at `REDIS_URL`.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .default('')
+    .transform((value, ctx) =>
+      value
+        .split(',')
+        .map((seed) => seed.trim())
+        .filter((seed) => seed !== '')
+        .map((seed) => {
+          const match = /^([^\s:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(seed);
+          if (!match || Number(match[2]) > 65535) {
+            ctx.addIssue({ code: 'custom', message: `"${seed}" is not host:port` });
+            return { host: '', port: 0 };
+          }
+          return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+        }),
+    ),
   QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)

@@ -9,6 +9,7 @@ import { jobId, retention } from '../../src/workers/catalog.js';
 import { until } from '../../test/creation/support.js';
 import { creationEnv, PAYLOAD_KINDS, pool, SUPPLIER, TEAM, type PayloadKind } from '../creation-env.js';
 import { latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 
 const PER_RUN = Number(process.env.BENCH_CREATE_ACCOUNTS ?? 400);
 const WARM_UP = 20;
@@ -184,11 +185,11 @@ async function runKind(env: BenchEnv, kind: PayloadKind): Promise<Record<string,
  * and the wait for its `completed` event: p50 of the round trip minus the processor's own time.
  */
 async function bullmqFloor(config: Config, processorMs: number): Promise<number> {
-  const prefix = `${config.QUEUE_PREFIX}-floor`;
-  const producer = producerConnection(config.REDIS_URL);
+  const prefix = redisKeys(`${config.QUEUE_PREFIX}-floor`).queuePrefix('floor');
+  const producer = producerConnection(config);
   producer.on('error', () => undefined);
   const queue = new Queue('floor', { connection: producer, prefix });
-  const events = new QueueEvents('floor', { connection: workerConnection(config.REDIS_URL), prefix });
+  const events = new QueueEvents('floor', { connection: workerConnection(config), prefix });
   const inside = new Map<string, number>();
   const worker = new Worker(
     'floor',
@@ -198,7 +199,7 @@ async function bullmqFloor(config: Config, processorMs: number): Promise<number>
       inside.set(job.id!, performance.now() - t);
       return { ok: true };
     },
-    { connection: workerConnection(config.REDIS_URL), prefix },
+    { connection: workerConnection(config), prefix },
   );
   try {
     await events.waitUntilReady();

@@ -3,11 +3,12 @@ import { Queue } from 'bullmq';
 import { isValidObjectId } from 'mongoose';
 import type { Config } from '../config.js';
 import { webhookEventTypes } from '../domain/import-process/state.js';
-import { Redis } from 'ioredis';
 import type { Models } from '../models/index.js';
 import { deliveryJobId } from '../webhooks/dispatch-event.js';
 import { checkWebhookUrl, UnsafeWebhookUrl } from '../webhooks/url-guard.js';
 import { jobCatalog, retention } from '../workers/catalog.js';
+import { oneOffConnection } from '../infra/redis.js';
+import { redisKeys } from '../infra/redis-keys.js';
 import { OperatorError } from './operations.js';
 
 /** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
@@ -20,7 +21,10 @@ export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64'
 export class WebhookOperations {
   constructor(
     private readonly models: Models,
-    private readonly config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE' | 'REDIS_URL' | 'QUEUE_PREFIX'>,
+    private readonly config: Pick<
+      Config,
+      'WEBHOOK_ALLOW_PRIVATE' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'
+    >,
   ) {}
 
   async add(orgName: string, url: string, events: readonly string[] = []) {
@@ -107,8 +111,11 @@ export class WebhookOperations {
       { $set: { status: 'pending', attempts: 0, nextAttemptAt: new Date(), replays } },
     );
     // A one-off connection that waits for Redis to be reachable (the CLI runs once, then exits).
-    const connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: 3, connectTimeout: 5_000 });
-    const queue = new Queue('webhooks', { connection, prefix: this.config.QUEUE_PREFIX });
+    const connection = oneOffConnection(this.config);
+    const queue = new Queue('webhooks', {
+      connection,
+      prefix: redisKeys(this.config.QUEUE_PREFIX).queuePrefix('webhooks'),
+    });
     try {
       const spec = jobCatalog['deliver-webhook'];
       await queue.add(

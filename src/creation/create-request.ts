@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.js';
 import { DatabaseUnavailableError } from '../infra/mongo.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
@@ -66,7 +66,7 @@ export class CreateRequests {
   private readonly slots: CreationSlots;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly models: Models,
     private readonly queue: CreateQueue,
     private readonly settings: SlotSettings & { ACCOUNT_CREATION_WAIT_MS: number },

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.js';
+import { redisKeys } from '../infra/redis-keys.js';
 import { processKey } from '../models/account-import-process.js';
 
 /**
@@ -87,7 +88,7 @@ type SlotCommands = {
   slotClaimAttempt(attempts: string, member: string, seen: number): Promise<number>;
 };
 
-function withCommands(redis: Redis): Redis & SlotCommands {
+function withCommands(redis: RedisClient): RedisClient & SlotCommands {
   if (!('slotAcquire' in redis)) {
     redis.defineCommand('slotAcquire', { numberOfKeys: 4, lua: ACQUIRE });
     redis.defineCommand('slotFinish', { numberOfKeys: 2, lua: FINISH });
@@ -96,7 +97,7 @@ function withCommands(redis: Redis): Redis & SlotCommands {
     redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
     redis.defineCommand('slotClaimAttempt', { numberOfKeys: 1, lua: CLAIM });
   }
-  return redis as Redis & SlotCommands;
+  return redis as RedisClient & SlotCommands;
 }
 
 /** The slot (and lock) of one account: its process key, known before any lookup. */
@@ -121,7 +122,7 @@ export type SlotSettings = {
 };
 
 export class CreationSlots {
-  private readonly redis: Redis & SlotCommands;
+  private readonly redis: RedisClient & SlotCommands;
   private readonly key: string;
   private readonly peakKey: string;
   private readonly attemptsKey: string;
@@ -129,12 +130,13 @@ export class CreationSlots {
   readonly limit: number;
   readonly leaseMs: number;
 
-  constructor(redis: Redis, settings: SlotSettings) {
+  constructor(redis: RedisClient, settings: SlotSettings) {
     this.redis = withCommands(redis);
-    this.key = `${settings.QUEUE_PREFIX}:account-creation:slots`;
-    this.peakKey = `${settings.QUEUE_PREFIX}:account-creation:peak`;
-    this.attemptsKey = `${settings.QUEUE_PREFIX}:account-creation:attempts`;
-    this.doneKey = `${settings.QUEUE_PREFIX}:account-creation:done`;
+    const keys = redisKeys(settings.QUEUE_PREFIX).creationSlots;
+    this.key = keys.slots;
+    this.peakKey = keys.peak;
+    this.attemptsKey = keys.attempts;
+    this.doneKey = keys.done;
     this.limit = settings.ACCOUNT_CREATION_CONCURRENCY;
     this.leaseMs = settings.ACCOUNT_CREATION_SLOT_LEASE_MS;
   }
@@ -181,7 +183,7 @@ export class CreationSlots {
    * A job's end: frees its slot and records its attempt (0 for a dry run) as finished. `via` sends the command
    * on another connection, to order it with that connection's commands.
    */
-  async finish(member: string, attempt: number, via: Redis = this.redis): Promise<void> {
+  async finish(member: string, attempt: number, via: RedisClient = this.redis): Promise<void> {
     await withCommands(via).slotFinish(this.key, this.doneKey, member, attempt);
   }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
-import { logConnectionErrors, workerConnection } from './redis.js';
+import type { RedisKeys } from './redis-keys.js';
+import { logConnectionErrors, workerConnection, type RedisClient, type RedisSettings } from './redis.js';
 
 /**
  * Early delivery of job results. A worker publishes a job's result on its own connection just before BullMQ
@@ -8,10 +8,6 @@ import { logConnectionErrors, workerConnection } from './redis.js';
  * event, which comes only after the completion round trip and the event stream's. Best effort: a message
  * missed (no subscriber yet, a reconnect) leaves the `completed` event, which always follows.
  */
-export function resultsChannel(prefix: string): string {
-  return `${prefix}:job-results`;
-}
-
 /** The event a result is emitted under by `JobResults`. */
 export function resultKey(queue: string, jobId: string): string {
   return `${queue}:${jobId}`;
@@ -19,14 +15,14 @@ export function resultKey(queue: string, jobId: string): string {
 
 /** Sends without waiting: `via` orders it before what the worker sends next on that connection. */
 export function publishResult(
-  via: Redis,
-  prefix: string,
+  via: RedisClient,
+  keys: RedisKeys,
   queue: string,
   jobId: string,
   result: unknown,
 ): void {
   if (result === undefined) return;
-  via.publish(resultsChannel(prefix), JSON.stringify({ queue, jobId, result })).catch(() => undefined);
+  via.publish(keys.jobResults, JSON.stringify({ queue, jobId, result })).catch(() => undefined);
 }
 
 /** The event under which `JobResults` tells that a job's attempt could not reach the database. */
@@ -38,26 +34,24 @@ export function unavailableKey(queue: string, jobId: string): string {
  * Tells a waiting API that the job could not reach the database and was put back to retry, so it can answer
  * 503 at once instead of waiting for an outage to end. Best effort, like results.
  */
-export function publishUnavailable(via: Redis, prefix: string, queue: string, jobId: string): void {
-  via
-    .publish(resultsChannel(prefix), JSON.stringify({ queue, jobId, unavailable: true }))
-    .catch(() => undefined);
+export function publishUnavailable(via: RedisClient, keys: RedisKeys, queue: string, jobId: string): void {
+  via.publish(keys.jobResults, JSON.stringify({ queue, jobId, unavailable: true })).catch(() => undefined);
 }
 
 /** One subscriber connection per API process; emits each result under `resultKey(queue, jobId)`. */
 export class JobResults extends EventEmitter {
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisClient;
   /** Settles once subscribed (or the first attempt failed; ioredis keeps trying). */
   readonly ready: Promise<void>;
 
-  constructor(url: string, prefix: string, log: Parameters<typeof logConnectionErrors>[1]) {
+  constructor(settings: RedisSettings, keys: RedisKeys, log: Parameters<typeof logConnectionErrors>[1]) {
     super();
     // Many waits at once, each on its own event name: no per-name listener limit is reached.
     this.setMaxListeners(0);
-    this.subscriber = workerConnection(url);
+    this.subscriber = workerConnection(settings);
     logConnectionErrors(this.subscriber, log, 'job-results');
     // Queued until connected; ioredis subscribes again after every reconnect.
-    this.ready = this.subscriber.subscribe(resultsChannel(prefix)).then(
+    this.ready = this.subscriber.subscribe(keys.jobResults).then(
       () => undefined,
       () => undefined,
     );

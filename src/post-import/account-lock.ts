@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.js';
+import { redisKeys } from '../infra/redis-keys.js';
 import type { Types } from 'mongoose';
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -16,13 +17,13 @@ export type AccountLockOptions = { ttlMs?: number; waitMs?: number };
  */
 export class AccountLocks {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
   /** The Redis key of an account's lock (tests use it to take the lock away from a holder). */
   key(accountId: Types.ObjectId): string {
-    return `${this.prefix}:account-lock:${accountId.toHexString()}`;
+    return redisKeys(this.prefix).accountLock(accountId.toHexString());
   }
 
   async with<T>(

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.js';
+import { redisKeys, type RedisKeys } from '../infra/redis-keys.js';
 
 /**
  * What the worker fleet shares about webhooks in Redis: the deliveries in flight per endpoint (so that one
@@ -19,22 +20,21 @@ type Commands = { webhookSlot(key: string, member: string, limit: number, leaseM
 export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
 
 export class WebhookFleetState {
-  private readonly redis: Redis & Commands;
+  private readonly redis: RedisClient & Commands;
+  private readonly keys: RedisKeys['webhooks'];
 
-  constructor(
-    redis: Redis,
-    private readonly prefix: string,
-  ) {
+  constructor(redis: RedisClient, prefix: string) {
     if (!('webhookSlot' in redis)) redis.defineCommand('webhookSlot', { numberOfKeys: 1, lua: ACQUIRE });
-    this.redis = redis as Redis & Commands;
+    this.redis = redis as RedisClient & Commands;
+    this.keys = redisKeys(prefix).webhooks;
   }
 
-  private inFlightKey = (endpointId: string) => `${this.prefix}:webhooks:in-flight:${endpointId}`;
+  private inFlightKey = (endpointId: string) => this.keys.inFlight(endpointId);
   private get countersKey() {
-    return `${this.prefix}:webhooks:deliveries`;
+    return this.keys.counters;
   }
   private get undeliveredKey() {
-    return `${this.prefix}:webhooks:undelivered`;
+    return this.keys.undelivered;
   }
 
   /** Takes one of the endpoint's in-flight places for a delivery (false: the endpoint is at its limit). */

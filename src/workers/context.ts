@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis.js';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import type { QueueName } from './catalog.js';
@@ -12,11 +12,11 @@ export type WorkerContext = {
   log: Logger;
   queue: (name: QueueName) => Queue;
   /** The process's producer connection (fails fast while Redis is down), e.g. for creation slots. */
-  redis: Redis;
+  redis: RedisClient;
   /**
    * The worker's own connection, on which BullMQ completes the job: a command sent here before the
    * processor returns reaches Redis before the job's completion does, without waiting for its reply.
    */
-  jobRedis: Redis;
+  jobRedis: RedisClient;
   clock: () => Date;
 };

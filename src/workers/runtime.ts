@@ -1,11 +1,16 @@
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
 import { publishResult, publishUnavailable } from '../infra/job-results.js';
 import { isDatabaseUnavailable, pingDatabase } from '../infra/mongo.js';
-import { logConnectionErrors, producerConnection, workerConnection } from '../infra/redis.js';
+import {
+  logConnectionErrors,
+  producerConnection,
+  workerConnection,
+  type RedisClient,
+} from '../infra/redis.js';
+import { redisKeys } from '../infra/redis-keys.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
 import { processors } from './processors.js';
@@ -21,10 +26,14 @@ export function startWorkers(
   only: readonly QueueName[] = queueNames,
 ): RunningWorkers {
   const { config, db, log } = deps;
-  const producer = producerConnection(config.REDIS_URL);
+  const keys = redisKeys(config.QUEUE_PREFIX);
+  const producer = producerConnection(config);
   logConnectionErrors(producer, log, 'worker-producer');
   const queues = new Map<QueueName, Queue>(
-    queueNames.map((name) => [name, new Queue(name, { connection: producer, prefix: config.QUEUE_PREFIX })]),
+    queueNames.map((name) => [
+      name,
+      new Queue(name, { connection: producer, prefix: keys.queuePrefix(name) }),
+    ]),
   );
   for (const q of queues.values()) q.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
   const ctx: Omit<WorkerContext, 'jobRedis'> = {
@@ -36,10 +45,10 @@ export function startWorkers(
     clock: deps.clock ?? (() => new Date()),
   };
 
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   let databaseDown = false;
   const workers = only.map((queueName) => {
-    const connection = workerConnection(config.REDIS_URL);
+    const connection = workerConnection(config);
     connections.push(connection);
     const dispatch: Processor = async (job: Job, token?: string) => {
       // A job this code cannot run never becomes runnable by retrying it.
@@ -66,7 +75,7 @@ export function startWorkers(
       // An outage is no fault of the job: it waits and runs again without using up an attempt, for as long as
       // the outage lasts (every processor is idempotent), and a waiting API hears of it at once (503).
       const putBack = async (err: unknown): Promise<never> => {
-        publishUnavailable(connection, config.QUEUE_PREFIX, queueName, job.id!);
+        publishUnavailable(connection, keys, queueName, job.id!);
         jobLog.warn({ err: (err as Error).message }, 'database unavailable; job put back to retry');
         await job.moveToDelayed(Date.now() + UNAVAILABLE_RETRY_MS + Math.floor(Math.random() * 500), token);
         throw new DelayedError();
@@ -86,13 +95,13 @@ export function startWorkers(
         return putBack(err);
       }
       // Before BullMQ completes the job on this same connection: a waiting API can answer a round trip sooner.
-      publishResult(connection, config.QUEUE_PREFIX, queueName, job.id!, result);
+      publishResult(connection, keys, queueName, job.id!, result);
       return result;
     };
     const worker = new Worker(queueName, dispatch, {
       // Also the job's completion connection (`jobRedis`): BullMQ uses the instance it is given for commands.
       connection,
-      prefix: config.QUEUE_PREFIX,
+      prefix: keys.queuePrefix(queueName),
       concurrency: config.WORKER_CONCURRENCY,
       lockDuration: config.WORKER_LOCK_DURATION_MS,
       stalledInterval: config.WORKER_STALLED_INTERVAL_MS,

@@ -32,7 +32,10 @@ describe('/readyz', () => {
     const down = await t.app.inject({ url: '/readyz' });
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(down.statusCode).toBe(503);
-    expect(down.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', redis: 'down' } });
+    expect(down.json()).toEqual({
+      status: 'unavailable',
+      checks: { database: 'ok', redis: 'down', queues: 'down' },
+    });
     expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
 
     redis = await startRedisServer(redis.port);
@@ -42,6 +45,6 @@ describe('/readyz', () => {
       120_000,
     );
     expect(back.statusCode).toBe(200);
-    expect(back.json().checks).toEqual({ database: 'ok', redis: 'ok' });
+    expect(back.json().checks).toEqual({ database: 'ok', redis: 'ok', queues: 'ok' });
   });
 });

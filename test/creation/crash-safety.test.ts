@@ -1,12 +1,13 @@
 import { Queue } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/mongo-proxy.js';
 import { childEnv, killWorkersWhileTheyWork, startProcess, type Child } from './processes.js';
 import { apiFor, recordCounts, setupTenant, SUPPLIER, until, type Api } from './support.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
+import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
 
 // Worker processes SIGKILLed while they create accounts; each killed job is picked up again by the next worker
 // (short locks so a dead worker's job is noticed quickly) and must converge on one of everything.
@@ -27,7 +28,7 @@ const KILL_WINDOW_MS = 250;
 let t: TestApp;
 let api: Api;
 let queue: Queue;
-let connection: Redis;
+let connection: RedisClient;
 let proxy: HoldingProxy;
 const children: Child[] = [];
 
@@ -42,8 +43,11 @@ beforeAll(async () => {
     },
   });
   api = apiFor(t, (await setupTenant(t)).headers);
-  connection = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
+  connection = workerConnection(t.config);
+  queue = new Queue('account-creation', {
+    connection,
+    prefix: redisKeys(t.config.QUEUE_PREFIX).queuePrefix('account-creation'),
+  });
   const mongo = new URL(t.config.MONGO_URL);
   proxy = await startHoldingProxy({ host: mongo.hostname, port: Number(mongo.port) });
 });

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Operations } from '../../src/admin/operations.js';
 import type { Config } from '../../src/config.js';
@@ -13,6 +12,8 @@ import { testConfig } from '../support/env.js';
 import { freePort, startFerretDb, waitForPort, type LocalServer } from '../support/processes.js';
 import { childEnv, startProcess, type Child } from './processes.js';
 import { accountPayload, SUPPLIER, TEAM, until } from './support.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
+import { workerConnection } from '../../src/infra/redis.js';
 
 // A database server of its own (FerretDB on its own port and SQLite directory), killed while stages, creates
 // and transaction imports are in flight, then started again on the same port and data. The service runs as
@@ -369,8 +370,11 @@ it(
     }
 
     // No create job failed or used up an attempt on the outage: those that met it waited and ran again.
-    const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue('account-creation', { connection, prefix: config.QUEUE_PREFIX });
+    const connection = workerConnection(config);
+    const queue = new Queue('account-creation', {
+      connection,
+      prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('account-creation'),
+    });
     const jobs = await queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active']);
     expect(await queue.getFailedCount()).toBe(0);
     expect(jobs.filter((j) => j.attemptsMade > 1).map((j) => j.id)).toEqual([]);

@@ -11,6 +11,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     HOME: process.env.HOME,
     MONGO_URL: config.MONGO_URL,
     REDIS_URL: config.REDIS_URL,
+    REDIS_CLUSTER_NODES: config.REDIS_CLUSTER_NODES.map(({ host, port }) => `${host}:${port}`).join(','),
     QUEUE_PREFIX: config.QUEUE_PREFIX,
     JWT_SECRET: config.JWT_SECRET,
     API_KEY_HASH_SECRET: config.API_KEY_HASH_SECRET,

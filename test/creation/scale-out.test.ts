@@ -1,11 +1,12 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CreationSlots } from '../../src/creation/slots.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, waitForPort } from '../support/processes.js';
 import { childEnv, startProcess, type Child } from './processes.js';
 import { accountPayload, apiFor, setupTenant, SUPPLIER, TEAM, until } from './support.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
+import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
 
 // 2 web and 2 worker processes (the service's own entry points), 200 creates at once, limit 50. The workers
 // start only once the first round has been answered at the limit: the first 50 creates hold their slots
@@ -17,7 +18,7 @@ let t: TestApp;
 let headers: Record<string, string>;
 let ports: number[] = [];
 const children: Child[] = [];
-let connection: Redis;
+let connection: RedisClient;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
@@ -29,7 +30,7 @@ beforeAll(async () => {
   for (const port of ports)
     children.push(startProcess('web', { ...env, PORT: String(port), HOST: '127.0.0.1' }));
   await Promise.all(ports.map((p) => waitForPort(p)));
-  connection = new Redis(t.config.REDIS_URL);
+  connection = workerConnection(t.config);
 });
 
 function startWorkers() {
@@ -69,7 +70,10 @@ it(
     for (const ext of externals) expect((await api.stage(accountPayload(ext))).statusCode).toBe(201);
 
     const slots = new CreationSlots(connection, t.config);
-    const queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
+    const queue = new Queue('account-creation', {
+      connection,
+      prefix: redisKeys(t.config.QUEUE_PREFIX).queuePrefix('account-creation'),
+    });
     // An independent observer besides the slot set's own high-water mark: slots held and jobs running.
     let sampling = true;
     let maxSlots = 0;

@@ -54,7 +54,10 @@ it('logs a Redis connection failure once per outage and its return, never the UR
   const probe = createServer();
   const port = await listen(probe);
   await new Promise((r) => probe.close(r));
-  const connection = producerConnection(`redis://:s3cret-pass@127.0.0.1:${port}`);
+  const connection = producerConnection({
+    REDIS_URL: `redis://:s3cret-pass@127.0.0.1:${port}`,
+    REDIS_CLUSTER_NODES: [],
+  });
   cleanups.push(() => connection.disconnect());
   let errors = 0;
   connection.on('error', () => errors++);

@@ -5,6 +5,7 @@ import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { JobResults, publishResult } from '../../src/infra/job-results.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { testConfig } from '../support/env.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -13,12 +14,15 @@ afterEach(async () => {
 
 async function setup() {
   const config = testConfig({ TEST_LABEL: 'waitfinish' });
-  const producer = producerConnection(config.REDIS_URL);
+  const producer = producerConnection(config);
   producer.on('error', () => undefined);
-  const queue = new Queue('w', { connection: producer, prefix: config.QUEUE_PREFIX });
+  const queue = new Queue('w', {
+    connection: producer,
+    prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('w'),
+  });
   const events = new QueueEvents('w', {
-    connection: workerConnection(config.REDIS_URL),
-    prefix: config.QUEUE_PREFIX,
+    connection: workerConnection(config),
+    prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('w'),
   });
   await events.waitUntilReady();
   cleanups.push(async () => {
@@ -29,8 +33,8 @@ async function setup() {
   });
   const work = (processor: (data: { n: number }) => Promise<unknown>) => {
     const worker = new Worker('w', (job) => processor(job.data as { n: number }), {
-      connection: workerConnection(config.REDIS_URL),
-      prefix: config.QUEUE_PREFIX,
+      connection: workerConnection(config),
+      prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('w'),
     });
     cleanups.push(() => worker.close());
     return worker;
@@ -77,9 +81,9 @@ describe('waitForFinish', () => {
   it('rejects, rather than leaking an unhandled rejection, when Redis is unreachable as the wait begins', async () => {
     const { config, events } = await setup();
     // A queue on its own connection, closed after the job was added: the "finished already?" lookup fails.
-    const connection = producerConnection(config.REDIS_URL);
+    const connection = producerConnection(config);
     connection.on('error', () => undefined);
-    const queue = new Queue('w', { connection, prefix: config.QUEUE_PREFIX });
+    const queue = new Queue('w', { connection, prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('w') });
     const job = await queue.add('x', { n: 1 }, { jobId: 'lost' });
     connection.disconnect();
     const unhandled: unknown[] = [];
@@ -107,18 +111,18 @@ describe('waitForFinish', () => {
 
   it('answers from a result the worker published, before (here: without) the queue finishing the job', async () => {
     const { config, queue, events } = await setup();
-    const results = new JobResults(config.REDIS_URL, config.QUEUE_PREFIX, pino({ level: 'silent' }));
+    const results = new JobResults(config, redisKeys(config.QUEUE_PREFIX), pino({ level: 'silent' }));
     cleanups.push(() => results.close());
     await results.ready;
     const pending = new Set<() => void>();
     // No worker: the job stays waiting, so only the published result can end the wait.
     const job = await queue.add('x', { n: 3 }, { jobId: 'early-result' });
     const waiting = waitForFinish(events, queue, job, 10_000, pending, results);
-    const publisher = producerConnection(config.REDIS_URL);
+    const publisher = producerConnection(config);
     cleanups.push(() => publisher.disconnect());
     await new Promise((resolve) => publisher.once('ready', resolve));
-    publishResult(publisher, config.QUEUE_PREFIX, 'other-queue', 'early-result', { wrong: true });
-    publishResult(publisher, config.QUEUE_PREFIX, 'w', 'early-result', { doubled: 6 });
+    publishResult(publisher, redisKeys(config.QUEUE_PREFIX), 'other-queue', 'early-result', { wrong: true });
+    publishResult(publisher, redisKeys(config.QUEUE_PREFIX), 'w', 'early-result', { doubled: 6 });
     expect(await waiting).toEqual({ result: { doubled: 6 }, timedOut: false });
     expect(await queue.getJobState('early-result')).toBe('waiting');
     expect(results.listenerCount('w:early-result')).toBe(0);

@@ -11,6 +11,7 @@ import {
   type PostImportEnv,
 } from './fixtures.js';
 import { startStripeEmulator, type StripeEmulator } from './stripe-emulator.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 
 const WAIT_MS = 1_500;
 let env: PostImportEnv;
@@ -209,7 +210,7 @@ describe('a retry after a finished verification', () => {
     const job = (await queue.getJobs(['completed'])).find((j) => j.data.reference === 'pm_missing_retry')!;
     // A lock on the finished job stops BullMQ from removing it.
     const client = env.t.app.redis;
-    const lock = `${env.t.config.QUEUE_PREFIX}:payment-verification:${job.id}:lock`;
+    const lock = redisKeys(env.t.config.QUEUE_PREFIX).jobLock('payment-verification', job.id!);
     await client.set(lock, 'another-worker');
     try {
       const refused = await create(request(external, 'pm_missing_retry'));

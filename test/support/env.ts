@@ -20,6 +20,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     MONGO_URL: databaseUrl(inject('mongoUrl'), name),
     REDIS_URL: inject('redisUrl'),
+    REDIS_CLUSTER_NODES: inject('redisClusterNodes'),
     QUEUE_PREFIX: name,
     JWT_SECRET: 'test-jwt-secret-0123456789-abcdefghijklmnop',
     API_KEY_HASH_SECRET: 'test-hash-secret-0123456789-abcdefghijklmnop',

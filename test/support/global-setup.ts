@@ -6,6 +6,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     mongoUrl: string;
     redisUrl: string;
+    /** Seeds of a Redis Cluster every test app and worker uses instead of `redisUrl` ('' when none). */
+    redisClusterNodes: string;
   }
 }
 
@@ -55,6 +57,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
   }
   project.provide('mongoUrl', mongoUrl);
+  // The cluster leg of CI: the same tests with every Redis client a cluster client (scripts/redis-cluster.sh).
+  project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? '');
   project.provide('redisUrl', redisUrl);
   return async () => {
     for (const stop of stops.reverse()) await stop();

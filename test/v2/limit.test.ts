@@ -16,6 +16,7 @@ import { eventNames, inMs, v2For, type V2 } from './support.js';
 import { Webhook } from 'standardwebhooks';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { startReceiver } from '../webhooks/receiver.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 
 // Scheduled tasks share the global creation limit with v1 creates: they wait for a slot (never refused) and
 // end ERRORED schedule_window_expired when none frees up before their window ends.
@@ -85,7 +86,7 @@ describe('the global creation limit', () => {
         'data_import.import_process.complete-v1',
       ]);
       const slots = new CreationSlots(t.app.redis, t.config);
-      await t.app.redis.del(`${t.config.QUEUE_PREFIX}:account-creation:peak`);
+      await t.app.redis.del(redisKeys(t.config.QUEUE_PREFIX).creationSlots.peak);
       const externals = Array.from({ length: 1_000 }, (_, i) => `BULK-${String(i).padStart(4, '0')}`);
       // Scheduled in parallel batches, as a migration script would.
       for (let i = 0; i < externals.length; i += 50) {

@@ -1,5 +1,4 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { taskJobId } from '../../src/creation/schedule.js';
 import { processKey } from '../../src/models/account-import-process.js';
@@ -11,6 +10,8 @@ import { recordCounts, setupTenant, SUPPLIER, TEAM, until } from '../creation/su
 import { v2For, type V2 } from './support.js';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
+import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
 
 // Worker processes SIGKILLed at random moments while they run scheduled tasks: a killed worker's task runs
 // again (short locks, so the stall is noticed quickly), resumes its own STARTED, and every account ends
@@ -22,7 +23,7 @@ const KILL_WINDOW_MS = 250;
 let t: TestApp;
 let v2: V2;
 let queue: Queue;
-let connection: Redis;
+let connection: RedisClient;
 let receiver: Receiver;
 const ORG = 'Crash Org';
 const children: Child[] = [];
@@ -39,8 +40,11 @@ beforeAll(async () => {
   v2 = v2For(t, (await setupTenant(t, ORG)).headers);
   receiver = await startReceiver();
   await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url);
-  connection = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue('account-creation', { connection, prefix: t.config.QUEUE_PREFIX });
+  connection = workerConnection(t.config);
+  queue = new Queue('account-creation', {
+    connection,
+    prefix: redisKeys(t.config.QUEUE_PREFIX).queuePrefix('account-creation'),
+  });
 });
 afterAll(async () => {
   for (const c of children) await c.stop('SIGKILL');

@@ -8,11 +8,16 @@ import {
   type JobName,
   type QueueName,
 } from '../../workers/catalog.js';
-import type { Redis } from 'ioredis';
 import { withTimeout } from '../../infra/timeout.js';
 import { waitForFinish } from '../../infra/wait-for-finish.js';
 import { JobResults } from '../../infra/job-results.js';
-import { logConnectionErrors, producerConnection, workerConnection } from '../../infra/redis.js';
+import {
+  logConnectionErrors,
+  producerConnection,
+  workerConnection,
+  type RedisClient,
+} from '../../infra/redis.js';
+import { redisKeys } from '../../infra/redis-keys.js';
 import { ApiError } from '../errors.js';
 
 export type Queues = {
@@ -53,27 +58,27 @@ const isFinished = (state: string) => state === 'completed' || state === 'failed
 /** The producers: one Queue and one QueueEvents per queue for the whole process, closed on shutdown. */
 export default fp(
   async (app) => {
-    const { QUEUE_PREFIX: prefix, REDIS_URL: url } = app.config;
-    const producer = producerConnection(url);
+    const keys = redisKeys(app.config.QUEUE_PREFIX);
+    const producer = producerConnection(app.config);
     logConnectionErrors(producer, app.log, 'api-producer');
     const queues = new Map<QueueName, Queue>();
     const events = new Map<QueueName, QueueEvents>();
     for (const name of queueNames) {
-      const queue = new Queue(name, { connection: producer, prefix });
+      const queue = new Queue(name, { connection: producer, prefix: keys.queuePrefix(name) });
       queue.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue error'));
       queues.set(name, queue);
     }
-    const eventConnections: Redis[] = [];
-    const results = new JobResults(url, prefix, app.log);
+    const eventConnections: RedisClient[] = [];
+    const results = new JobResults(app.config, keys, app.log);
     /** Waits in progress, ended on close. */
     const pending = new Set<() => void>();
     const eventsFor = (name: QueueName) => {
       let qe = events.get(name);
       if (!qe) {
-        const connection = workerConnection(url);
+        const connection = workerConnection(app.config);
         logConnectionErrors(connection, app.log, `queue-events:${name}`);
         eventConnections.push(connection);
-        qe = new QueueEvents(name, { connection, prefix });
+        qe = new QueueEvents(name, { connection, prefix: keys.queuePrefix(name) });
         qe.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue events error'));
         events.set(name, qe);
       }

@@ -1,8 +1,7 @@
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import { openDatabase, type Database } from '../../infra/mongo.js';
-import { producerConnection } from '../../infra/redis.js';
+import { producerConnection, type RedisClient } from '../../infra/redis.js';
 import { TokenService, type Clock } from '../../auth/tokens.js';
 
 declare module 'fastify' {
@@ -10,12 +9,12 @@ declare module 'fastify' {
     config: Config;
     clock: Clock;
     db: Database;
-    redis: Redis;
+    redis: RedisClient;
     tokens: TokenService;
   }
 }
 
-function waitForReady(redis: Redis, ms: number): Promise<void> {
+function waitForReady(redis: RedisClient, ms: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -48,9 +47,9 @@ export default fp<ServicesOptions>(
     );
     const db = await openDatabase(config);
     app.decorate('db', db);
-    const redis = producerConnection(config.REDIS_URL);
+    const redis = producerConnection(config);
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
-    app.decorate('redis', redis);
+    app.decorate<RedisClient>('redis', redis);
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
     await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {

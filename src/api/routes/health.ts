@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { pingDatabase } from '../../infra/mongo.js';
+import { redisReady } from '../../infra/redis.js';
 import { withTimeout } from '../../infra/timeout.js';
+import { queueNames } from '../../workers/catalog.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 
@@ -17,12 +19,19 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const [database, redis] = await Promise.all([
+    const [database, redis, queues] = await Promise.all([
       check(() => pingDatabase(app.db.conn, CHECK_TIMEOUT_MS)),
-      check(() => withTimeout(app.redis.ping(), CHECK_TIMEOUT_MS)),
+      check(() => withTimeout(redisReady(app.redis), CHECK_TIMEOUT_MS)),
+      // Each queue's own keys (on a cluster: the master that holds its slot) answer a read.
+      check(() =>
+        withTimeout(
+          Promise.all(queueNames.map((name) => app.queues.queue(name).getJobCounts('waiting'))),
+          CHECK_TIMEOUT_MS,
+        ),
+      ),
     ]);
-    const ready = database === 'ok' && redis === 'ok';
+    const ready = database === 'ok' && redis === 'ok' && queues === 'ok';
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'unavailable', checks: { database, redis } };
+    return { status: ready ? 'ready' : 'unavailable', checks: { database, redis, queues } };
   });
 }

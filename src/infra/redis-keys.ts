@@ -1,0 +1,37 @@
+/**
+ * Every Redis key, channel and BullMQ prefix of the service, named in one place (nothing else writes a key
+ * string). Keys that one script or transaction touches together share a `{hash tag}`, so that on a Redis
+ * Cluster they live on one slot: each queue has a tag of its own (BullMQ's `prefix`), so queues spread over
+ * the masters, and the keys that belong with a queue (creation slots, webhook fleet state) take its tag. On a
+ * single Redis a tag is only part of the name.
+ */
+export type RedisKeys = ReturnType<typeof redisKeys>;
+
+export function redisKeys(prefix: string) {
+  const tag = (group: string) => `{${prefix}:${group}}`;
+  const creation = tag('account-creation');
+  const webhooks = tag('webhooks');
+  return {
+    /** BullMQ's `prefix` for a queue: its keys are `{<prefix>:<queue>}:<queue>:…`, one slot per queue. */
+    queuePrefix: (queue: string) => tag(queue),
+    /** A BullMQ job's lock key (tests take it away from a holder). */
+    jobLock: (queue: string, jobId: string) => `${tag(queue)}:${queue}:${jobId}:lock`,
+    /** The creation limit's keys, used together by its scripts. */
+    creationSlots: {
+      slots: `${creation}:slots`,
+      peak: `${creation}:peak`,
+      attempts: `${creation}:attempts`,
+      done: `${creation}:done`,
+    },
+    /** A per-account mutex (one key per script call: any slot). */
+    accountLock: (accountId: string) => `${prefix}:account-lock:${accountId}`,
+    /** What the worker fleet shares about webhook deliveries; counters and undelivered change together. */
+    webhooks: {
+      inFlight: (endpointId: string) => `${webhooks}:in-flight:${endpointId}`,
+      counters: `${webhooks}:deliveries`,
+      undelivered: `${webhooks}:undelivered`,
+    },
+    /** The pub/sub channel of early job results (a cluster forwards a publish to every node). */
+    jobResults: `${prefix}:job-results`,
+  };
+}
