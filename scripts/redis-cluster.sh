@@ -3,15 +3,25 @@
 # redis-server (installed when absent), no persistence, state under .data/redis-cluster/<base port>.
 #   scripts/redis-cluster.sh start [base port]   # ports base..base+5 (default 7100); prints the seed list
 #   scripts/redis-cluster.sh stop  [base port]
+#   scripts/redis-cluster.sh kill-node <port> [base port]    # SIGKILL one node (a failure, for tests)
+#   scripts/redis-cluster.sh start-node <port> [base port]   # start it again; it rejoins with its saved config
 # Idempotent: a cluster already answering `cluster_state:ok` on the base port is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action="${1:-start}"
+node=""
+if [ "$action" = "kill-node" ] || [ "$action" = "start-node" ]; then node="$2"; shift; fi
 base="${2:-${REDIS_CLUSTER_BASE_PORT:-7100}}"
 dir=".data/redis-cluster/$base"
 ports=()
 for i in 0 1 2 3 4 5; do ports+=("$((base + i))"); done
 seeds() { local s=""; for p in "${ports[@]}"; do s+="${s:+,}127.0.0.1:$p"; done; echo "$s"; }
+
+start_node() {
+  redis-server --port "$1" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$1.conf" \
+    --cluster-node-timeout 2000 --save "" --appendonly no --dir "$PWD/$dir" --daemonize yes \
+    --pidfile "$PWD/$dir/redis-$1.pid" --logfile "$PWD/$dir/redis-$1.log"
+}
 
 case "$action" in
   start)
@@ -23,9 +33,7 @@ case "$action" in
     mkdir -p "$dir"
     for p in "${ports[@]}"; do
       rm -f "$dir/nodes-$p.conf"
-      redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$p.conf" \
-        --cluster-node-timeout 2000 --save "" --appendonly no --dir "$PWD/$dir" --daemonize yes \
-        --pidfile "$PWD/$dir/redis-$p.pid" --logfile "$PWD/$dir/redis-$p.log"
+      start_node "$p"
     done
     for p in "${ports[@]}"; do
       for _ in $(seq 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -55,6 +63,15 @@ case "$action" in
     done
     rm -rf "$dir"
     ;;
+  kill-node)
+    pid="$(cat "$dir/redis-$node.pid")"
+    kill -9 "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    ;;
+  start-node)
+    start_node "$node"
+    for _ in $(seq 100); do redis-cli -p "$node" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    ;;
   seeds) seeds ;;
-  *) echo "usage: $0 start|stop|seeds [base port]" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|seeds [base port] | kill-node|start-node <port> [base port]" >&2; exit 2 ;;
 esac

@@ -176,7 +176,7 @@ describe('operations endpoints', () => {
     expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     const ready = await t.app.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
+    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok', queues: 'ok' } });
     const metrics = await t.app.inject({ url: '/metrics' });
     expect(metrics.headers['content-type']).toContain('text/plain');
     expect(metrics.body).toContain('http_request_duration_seconds_bucket');

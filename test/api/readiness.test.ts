@@ -7,7 +7,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   redis = await startRedisServer();
-  t = await startTestApp({ env: { TEST_LABEL: 'ready', REDIS_URL: redis.url } });
+  t = await startTestApp({ env: { TEST_LABEL: 'ready', REDIS_URL: redis.url, REDIS_CLUSTER_NODES: '' } });
 });
 afterAll(async () => {
   await t.close();

@@ -22,7 +22,13 @@ let workers: TestWorkers;
 beforeAll(async () => {
   redis = await startRedisServer(await freePort());
   t = await startTestApp({
-    env: { TEST_LABEL: 'outage', REDIS_URL: redis.url, ACCOUNT_CREATION_WAIT_MS: '20000' },
+    env: {
+      TEST_LABEL: 'outage',
+      // Its own single redis-server, stopped and started again (also in a run on a Redis Cluster).
+      REDIS_URL: redis.url,
+      REDIS_CLUSTER_NODES: '',
+      ACCOUNT_CREATION_WAIT_MS: '20000',
+    },
   });
   api = apiFor(t, (await setupTenant(t)).headers);
   workers = await startTestWorkers(t.config);

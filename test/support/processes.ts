@@ -114,3 +114,57 @@ export async function startRedisServer(port?: number): Promise<LocalServer> {
   await waitForPort(chosen);
   return { url: `redis://127.0.0.1:${chosen}`, port: chosen, stop: stopper(child) };
 }
+
+export type LocalCluster = {
+  /** `host:port,…`, as REDIS_CLUSTER_NODES takes them. */
+  seeds: string;
+  ports: number[];
+  /** SIGKILLs one node / starts it again (it rejoins with its saved cluster config). */
+  killNode: (port: number) => Promise<void>;
+  startNode: (port: number) => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+const clusterScript = resolve(import.meta.dirname, '../../scripts/redis-cluster.sh');
+
+async function portsFree(ports: number[]): Promise<boolean> {
+  const free = (port: number) =>
+    new Promise<boolean>((res) => {
+      const srv = createServer();
+      srv.once('error', () => res(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+    });
+  for (const port of ports) if (!(await free(port))) return false;
+  return true;
+}
+
+/**
+ * A throwaway Redis Cluster of 3 masters and 3 replicas (scripts/redis-cluster.sh) on six free ports in a row
+ * (and their cluster bus ports, 10,000 above).
+ */
+export async function startRedisCluster(): Promise<LocalCluster> {
+  let base = 0;
+  for (let attempt = 0; attempt < 50 && !base; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 30_000);
+    const ports = Array.from({ length: 6 }, (_, i) => candidate + i);
+    if (await portsFree([...ports, ...ports.map((p) => p + 10_000)])) base = candidate;
+  }
+  if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
+  const run = (...args: string[]) =>
+    new Promise<string>((res, reject) => {
+      const child = spawn('bash', [clusterScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.once('exit', (code) =>
+        code === 0 ? res(out.trim()) : reject(new Error(`redis-cluster.sh ${args.join(' ')} exited ${code}`)),
+      );
+    });
+  const seeds = await run('start', String(base));
+  return {
+    seeds,
+    ports: Array.from({ length: 6 }, (_, i) => base + i),
+    killNode: async (port) => void (await run('kill-node', String(port), String(base))),
+    startNode: async (port) => void (await run('start-node', String(port), String(base))),
+    stop: async () => void (await run('stop', String(base))),
+  };
+}
