@@ -1,9 +1,19 @@
 import { z } from 'zod';
 
-/** The documented error body (decisions §3), for the OpenAPI document. */
+const detail = z.string().describe('Human-readable; wording may change; do not parse.');
+const code = z.string().describe('Machine-readable and stable; every code is listed in docs/error-codes.md.');
+const requestId = z
+  .string()
+  .optional()
+  .describe('On unexpected 5xx answers: the id to look for in the logs.');
+
+/** The error body of every status but 400 (decisions §3): what went wrong, as a stable code. */
+export const plainErrorBody = z.object({ detail, code, request_id: requestId });
+
+/** The documented 400 body (decisions §3), for the OpenAPI document. */
 export const errorBody = z.object({
-  detail: z.string().describe('Human-readable; wording may change; do not parse.'),
-  code: z.string().describe('Machine-readable and stable; every code is listed in docs/error-codes.md.'),
+  detail,
+  code,
   errors: z
     .array(
       z.object({
@@ -18,7 +28,10 @@ export const errorBody = z.object({
     .describe('Present on every 400 (possibly empty): every problem found, sorted by attr.'),
   external_account_number: z.string().optional().describe('On account_import_process_already_imported.'),
   kraken_account_number: z.string().optional().describe('On account_import_process_already_imported.'),
-  request_id: z.string().optional().describe('On unexpected 5xx answers: the id to look for in the logs.'),
+  domain: z
+    .string()
+    .optional()
+    .describe('v2 scheduling only: the platform domain of the refusal (`import_process`).'),
 });
 
 const meaning = {
@@ -38,13 +51,22 @@ export type ErrorStatus = keyof typeof meaning;
 export function errorResponses(
   statuses: readonly ErrorStatus[],
   overrides: Partial<Record<ErrorStatus, string>> = {},
-): Partial<Record<ErrorStatus, typeof errorBody>> {
+): Partial<Record<ErrorStatus, typeof errorBody | typeof plainErrorBody>> {
   return Object.fromEntries(
-    statuses.map((status) => [status, errorBody.describe(overrides[status] ?? meaning[status])]),
-  ) as Partial<Record<ErrorStatus, typeof errorBody>>;
+    statuses.map((status) => [
+      status,
+      (status === 400 ? errorBody : plainErrorBody).describe(overrides[status] ?? meaning[status]),
+    ]),
+  ) as Partial<Record<ErrorStatus, typeof errorBody | typeof plainErrorBody>>;
 }
 
 /** Every operation behind a token can answer these. */
 export const commonErrors = [401, 500, 503] as const;
 /** And every one that takes a JSON body these. */
 export const bodyErrors = [400, 413, 415] as const;
+
+/** v2's refusal of a schedule for an account already imported: the platform's own shape, kept exactly. */
+export const v2AlreadyImportedBody = z.object({
+  non_field_errors: z.object({ detail, code: z.literal('account_import_process_already_imported') }),
+  account_id: z.string().describe('The Kraken account number of the imported account.'),
+});

@@ -16,7 +16,7 @@ beforeAll(async () => {
     env: { TEST_LABEL: 'logs', LOG_LEVEL: 'info' },
     logStream: sink,
     extend: (app) => {
-      app.get('/boom', async () => {
+      app.get('/boom', { schema: { hide: true } }, async () => {
         throw new Error('secret internal detail: db password hunter2');
       });
     },

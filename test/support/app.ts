@@ -5,6 +5,7 @@ import { Operations } from '../../src/admin/operations.js';
 import { createApiServer } from '../../src/api/instance.js';
 import type { Config } from '../../src/config.js';
 import { testConfig } from './env.js';
+import { enforceContract } from './openapi-contract.js';
 
 export type TestApp = { app: FastifyInstance; config: Config; ops: Operations; close: () => Promise<void> };
 
@@ -22,12 +23,15 @@ export async function startTestApp(
   const app = await createApiServer(config, { clock: options.clock, logStream: options.logStream });
   options.extend?.(app);
   await app.ready();
+  // Every answer a test receives is checked against the served OpenAPI document.
+  const contract = await enforceContract(app);
   const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
   return {
     app,
     config,
     ops,
     close: async () => {
+      contract.flush();
       await app.db.conn.dropDatabase();
       await app.close();
     },

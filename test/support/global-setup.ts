@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
+import { resetContractOutput, summariseContract } from './openapi-contract.js';
 import { startFerretDb, startRedisServer } from './processes.js';
 
 declare module 'vitest' {
@@ -60,7 +61,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The cluster leg of CI: the same tests with every Redis client a cluster client (scripts/redis-cluster.sh).
   project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? '');
   project.provide('redisUrl', redisUrl);
+  resetContractOutput();
   return async () => {
+    const contract = summariseContract();
+    if (contract)
+      console.info(
+        `OpenAPI contract: ${contract.answers} answers checked, ${contract.exercised} of ${contract.operations} operations exercised` +
+          (contract.unexercised.length ? ` (not: ${contract.unexercised.join(', ')})` : ''),
+      );
     for (const stop of stops.reverse()) await stop();
   };
 }

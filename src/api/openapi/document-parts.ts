@@ -177,3 +177,22 @@ export function orderPaths(document: Document, tagOrder: readonly string[]): voi
   entries.sort((a, b) => a.rank - b.rank || a.index - b.index);
   document.paths = Object.fromEntries(entries.map(({ path, item }) => [path, item]));
 }
+
+/**
+ * An answer with an empty body (`z.void()`, e.g. the billing documents' 201) has no media type: the generator
+ * gives it an `application/json` entry whose schema is only a description, which would promise a JSON body.
+ */
+export function dropEmptyBodies(document: Document): void {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      const responses = (
+        operation as { responses?: Record<string, { content?: Record<string, { schema?: object }> }> }
+      ).responses;
+      for (const response of Object.values(responses ?? {})) {
+        const json = response.content?.['application/json'];
+        if (json?.schema && Object.keys(json.schema).every((key) => key === 'description'))
+          delete response.content;
+      }
+    }
+  }
+}

@@ -2,7 +2,12 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { addParameterExamples, addTokenMutation, orderPaths } from '../openapi/document-parts.js';
+import {
+  addParameterExamples,
+  addTokenMutation,
+  dropEmptyBodies,
+  orderPaths,
+} from '../openapi/document-parts.js';
 
 const isZod = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value;
 
@@ -68,6 +73,7 @@ export default fp(
         if (!('openapiObject' in input)) return input.swaggerObject;
         const document = input.openapiObject;
         addTokenMutation(document);
+        dropEmptyBodies(document);
         addParameterExamples(document);
         orderPaths(
           document,

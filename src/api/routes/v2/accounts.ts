@@ -20,7 +20,7 @@ import { jobCatalog, retention } from '../../../workers/catalog.js';
 import { ApiError } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import type { SupplierDoc } from '../../plugins/tenancy.js';
-import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
+import { bodyErrors, commonErrors, errorBody, errorResponses, v2AlreadyImportedBody } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 
 const statusParams = z.object({
@@ -182,6 +182,12 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         response: {
           201: emptyBody,
           ...errorResponses([...bodyErrors, ...commonErrors]),
+          400: z
+            .union([errorBody, v2AlreadyImportedBody])
+            .describe(
+              'The documented error body (with `domain` on import_process_failed_validation), or the ' +
+                "platform's already-imported shape.",
+            ),
         },
       },
     },
