@@ -26,7 +26,11 @@ function fromFastifyError(err: FastifyError): ApiError | null {
       return new ApiError('request_failed_validation', {
         errors: issues.map((i) => ({
           detail: i.message ?? 'Invalid value.',
-          code: 'invalid',
+          // A rule's own code (a zod refinement's `params.code`), e.g. invalid_character in a path parameter.
+          code:
+            (i.params?.params as { code?: string } | undefined)?.code === 'invalid_character'
+              ? 'invalid_character'
+              : 'invalid',
           attr: fieldPath(i.instancePath, err.validationContext ?? 'request'),
         })),
       });

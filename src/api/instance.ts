@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../auth/tokens.js';
 import { loggerOptions } from '../logger.js';
 import app from './app.js';
+import { MAX_PARAM_LENGTH } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -24,7 +25,7 @@ export async function createApiServer(config: Config, deps: ServerDeps = {}): Pr
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
   });

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/**
+ * The router's limit on a path parameter's length. Its default (100) is below what the schemas accept (128 for
+ * an external account number) and answers 414 in Fastify's own body; above this, the params schemas decide.
+ */
+export const MAX_PARAM_LENGTH = 1024;
+
 const detail = z.string().describe('Human-readable; wording may change; do not parse.');
 const code = z.string().describe('Machine-readable and stable; every code is listed in docs/error-codes.md.');
 const requestId = z

@@ -10,7 +10,42 @@ export const LONG_TEXT = 10_000;
 export const PATH_TEXT = 1024;
 
 /** Trimmed, non-blank string; blank means "not provided", which the interface says to omit instead. */
-export const text = (max: number = SHORT_TEXT) => z.string().trim().min(1).max(max);
+/**
+ * Characters a database refuses or that never belong in migrated text: NUL and the other C0 controls and DEL.
+ * Free text (notes, long fields) keeps tab, newline and carriage return; every other string refuses them all.
+ */
+const CONTROL = /[\u0000-\u001F\u007F]/;
+const CONTROL_IN_FREE_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+export const INVALID_CHARACTER = 'invalid_character';
+
+export function controlCharacterIn(value: string, freeText = false): boolean {
+  return (freeText ? CONTROL_IN_FREE_TEXT : CONTROL).test(value);
+}
+
+const noControl = (freeText: boolean) => (value: string, ctx: z.RefinementCtx) => {
+  if (controlCharacterIn(value, freeText))
+    ctx.addIssue({
+      code: 'custom',
+      message: freeText
+        ? 'Control characters (other than tab, newline and carriage return) are not allowed.'
+        : 'Control characters are not allowed.',
+      params: { code: INVALID_CHARACTER },
+    });
+};
+
+export const text = (max: number = SHORT_TEXT) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .superRefine(noControl(max >= LONG_TEXT));
+
+/**
+ * An identifier that becomes part of a key (supplier code, external account number): trimmed, no control
+ * characters, and in Unicode NFC, so that the same text typed two ways ("CAFÉ" composed or decomposed) is one key.
+ */
+export const identifier = (max: number) => text(max).transform((v) => v.normalize('NFC'));
 
 const ZERO = 48; // '0'
 
@@ -212,6 +247,8 @@ function jsonObjectProblem(root: unknown): string | null {
     const value = values.pop();
     const depth = depths.pop()!;
     if (++nodes > MAX_JSON_NODES) return `The object has more than ${MAX_JSON_NODES} values.`;
+    if (typeof value === 'string' && controlCharacterIn(value, true))
+      return 'A value holds a control character other than tab, newline or carriage return.';
     if (typeof value !== 'object' || value === null) continue;
     if (depth > MAX_JSON_DEPTH) return `The object is nested more than ${MAX_JSON_DEPTH} levels deep.`;
     if (Array.isArray(value)) {
@@ -223,6 +260,7 @@ function jsonObjectProblem(root: unknown): string | null {
     }
     for (const key of Object.keys(value)) {
       if (FORBIDDEN_KEYS.has(key)) return `Key "${key}" is not allowed.`;
+      if (controlCharacterIn(key)) return 'A key holds a control character.';
       values.push((value as Record<string, unknown>)[key]);
       depths.push(depth + 1);
     }
@@ -247,8 +285,20 @@ export const TRANSACTION_TYPES = ['CHARGE', 'CREDIT', 'PAYMENT', 'REPAYMENT', 'S
 export const SUPPLY_TYPES = ['GAS', 'ELECTRICITY'] as const;
 export const BILLING_DOCUMENT_TYPES = ['ITEM_BASED', 'PERIOD_BASED'] as const;
 
-export const importSupplierCode = () => text(32);
-export const externalAccountNumber = () => text(128);
+export const importSupplierCode = () => identifier(32);
+export const externalAccountNumber = () => identifier(128);
+
+/**
+ * A path parameter naming an identifier: the same rule as in a body (a control character is refused with
+ * `invalid_character`, the text is NFC), without the trim (a path carries what the caller sent).
+ */
+export const pathIdentifier = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .superRefine(noControl(false))
+    .transform((v) => v.normalize('NFC'));
 
 /**
  * A value of an open list (decisions: a catalogue): the defaults are documented here; a deployment may add

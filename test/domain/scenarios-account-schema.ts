@@ -62,6 +62,14 @@ export const accountSchemaScenarios: Scenario[] = [
     set('external_account_number', 'X'.repeat(129)),
   ),
   a('min_items', 'customers', 'no customers', set('customers', [])),
+  a('invalid_character', 'billing_name', 'a NUL inside', set('billing_name', 'Ana\u0000Pérez')),
+  a('invalid_character', 'billing_name', 'a newline in a short text', set('billing_name', 'Ana\nPérez')),
+  a(
+    'invalid_metadata_value',
+    'metadata.0.value',
+    'a NUL in a nested value',
+    set('metadata.0.value', { a: ['ok', 'x\u0000y'] }),
+  ),
   a(
     'invalid_metadata_value',
     'metadata.0.value',

@@ -7,6 +7,7 @@ import { loadConfig } from '../../config.js';
 import { modelsFor } from '../../models/index.js';
 import type { Queues } from '../plugins/queues.js';
 import { registerDocumentedApi } from '../routes/index.js';
+import { MAX_PARAM_LENGTH } from '../schemas.js';
 
 // The OpenAPI document without a database or Redis (for the linter and for tooling): the app's documented API
 // (`registerDocumentedApi`, shared with app.ts) registered over stand-ins of the services that are never
@@ -56,7 +57,10 @@ const queuesName = fp(async () => {}, { name: 'queues', dependencies: ['services
 
 /** The OpenAPI document of the API, as the running service serves it. */
 export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
-  const app = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+  const app = Fastify({
+    logger: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+  });
   // As the app: bodies are checked by the domain validators, answers serialised as they are.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

@@ -78,6 +78,12 @@ export const ruleCatalogue = [
     exampleAttr: 'transactions',
   },
   {
+    code: 'invalid_character',
+    description:
+      'The text holds NUL or another control character (U+0000–U+001F, U+007F); free-text fields (notes, long descriptions) may hold tab, newline and carriage return.',
+    exampleAttr: 'billing_name',
+  },
+  {
     code: 'invalid_metadata_value',
     description:
       'A metadata value is not a JSON object, is nested more than 10 levels or has more than 2000 values, or uses the key "__proto__", "constructor" or "prototype" at any depth (keys such as "$ref" or "a.b" are allowed).',

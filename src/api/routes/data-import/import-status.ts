@@ -8,14 +8,15 @@ import { formatUtcDatetime } from '../../../schemas/primitives.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
+import { pathIdentifier } from '../../../schemas/primitives.js';
 
-const supplierParams = z.object({ code: z.string().min(1).max(64) });
+const supplierParams = z.object({ code: pathIdentifier(64) });
 // Optional keyset pagination (off unless `limit` is given): items after `after`, in the list's order.
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
   after: z.string().min(1).max(128).optional(),
 });
-const statusParams = supplierParams.extend({ external: z.string().min(1).max(128) });
+const statusParams = supplierParams.extend({ external: pathIdentifier(128) });
 
 const listItem = z.object({
   external_account_number: z.string(),
@@ -58,7 +59,8 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
         params: statusParams,
         response: {
           200: statusBody.describe('The status.'),
-          ...errorResponses([404, ...commonErrors], {
+          ...errorResponses([400, 404, ...commonErrors], {
+            400: 'request_failed_validation: a path parameter is longer than allowed or holds a control character (invalid_character).',
             404: 'import_process_not_found (nothing staged for this account) or import_supplier_not_found.',
           }),
         },
@@ -96,7 +98,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
           response: {
             200: z.array(listItem).describe('The accounts; [] when the supplier has none.'),
             ...errorResponses([400, 404, ...commonErrors], {
-              400: 'request_failed_validation: a bad limit or after.',
+              400: 'request_failed_validation: a bad limit or after, or a bad path parameter.',
               404: 'import_supplier_not_found: the caller has no import supplier with this code.',
             }),
           },

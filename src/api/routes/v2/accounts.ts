@@ -10,7 +10,7 @@ import { sortErrors, type FieldError } from '../../../domain/validation/field-er
 import { validateAccount, validateV2Envelope } from '../../../domain/validation/index.js';
 import { processKey } from '../../../models/account-import-process.js';
 import type { AccountPayload } from '../../../schemas/account.js';
-import { formatUtcDatetime } from '../../../schemas/primitives.js';
+import { formatUtcDatetime, pathIdentifier } from '../../../schemas/primitives.js';
 import { v2AccountRequestSchema } from '../../../schemas/v2.js';
 import { findProcess } from '../../../storage/import-processes.js';
 import { storageFor } from '../../../storage/index.js';
@@ -24,8 +24,8 @@ import { bodyErrors, commonErrors, errorBody, errorResponses, v2AlreadyImportedB
 import { validationContext } from '../../validation.js';
 
 const statusParams = z.object({
-  import_supplier_code: z.string().min(1).max(64),
-  external_account_number: z.string().min(1).max(128),
+  import_supplier_code: pathIdentifier(64),
+  external_account_number: pathIdentifier(128),
 });
 const eventBody = z.object({
   event: z.string().describe('EVENT_ACCOUNT_IMPORT_PROCESS_<CREATED|SCHEDULED|STARTED|PROCESSED|...>'),
@@ -267,7 +267,8 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         params: statusParams,
         response: {
           200: statusBody.describe('The status.'),
-          ...errorResponses([404, ...commonErrors], {
+          ...errorResponses([400, 404, ...commonErrors], {
+            400: 'request_failed_validation: a path parameter is longer than allowed or holds a control character (invalid_character).',
             404: 'not_found: no import process for this account.',
           }),
         },
@@ -289,7 +290,8 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         params: statusParams,
         response: {
           200: z.array(eventBody).describe('The events, oldest first.'),
-          ...errorResponses([404, ...commonErrors], {
+          ...errorResponses([400, 404, ...commonErrors], {
+            400: 'request_failed_validation: a path parameter is longer than allowed or holds a control character (invalid_character).',
             404: 'not_found: no import process for this account.',
           }),
         },
@@ -319,7 +321,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         response: {
           200: statusBody.describe('The status after the cancel.'),
           ...errorResponses([400, 404, ...commonErrors], {
-            400: 'import_process_not_cancellable',
+            400: 'import_process_not_cancellable, or request_failed_validation for a path parameter.',
             404: 'not_found: no import process for this account.',
           }),
         },
