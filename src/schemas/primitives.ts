@@ -14,7 +14,9 @@ export const PATH_TEXT = 1024;
  * Characters a database refuses or that never belong in migrated text: NUL and the other C0 controls and DEL.
  * Free text (notes, long fields) keeps tab, newline and carriage return; every other string refuses them all.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001F\u007F]/;
+// eslint-disable-next-line no-control-regex -- as above
 const CONTROL_IN_FREE_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 export const INVALID_CHARACTER = 'invalid_character';
 
