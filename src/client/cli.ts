@@ -171,15 +171,29 @@ program
     (v) => Number(v),
     8,
   )
+  .option(
+    '--poll-timeout <seconds>',
+    "how long one account's status is followed before it ends failed (status_unknown)",
+    (v) => Number(v),
+    1800,
+  )
   .option('--state <path>', 'resume state file (default: import-state.sqlite beside the report)')
   .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
   .option('--quiet', 'print only the summary', false)
   .action(
     async (
       file: string,
-      o: Common & { team?: string; dryRun: boolean; mode: 'v1' | 'v2'; concurrency: number; state?: string },
+      o: Common & {
+        team?: string;
+        dryRun: boolean;
+        mode: 'v1' | 'v2';
+        concurrency: number;
+        pollTimeout: number;
+        state?: string;
+      },
     ) => {
       if (o.mode === 'v1' && !o.team) throw new UsageError('v1 needs --team <operations team name>');
+      if (!(o.pollTimeout > 0)) throw new UsageError('--poll-timeout must be a positive number of seconds');
       if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
         throw new UsageError('--concurrency must be a positive integer');
       const client = api();
@@ -195,6 +209,7 @@ program
             team: o.team ?? null,
             dryRun: o.dryRun,
             stop: stop.signal,
+            pollTimeoutMs: o.pollTimeout * 1000,
           }),
           report,
           progress,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ApiClient, Answer } from './http.js';
 import type { InputLine } from './input.js';
 import { fieldErrors, refusalOutcome, type Result } from './outcomes.js';
+import { normaliseIdentifier } from '../domain/identifiers.js';
 import { identifyLine } from './identity.js';
 import type { ResumeState } from './state.js';
 
@@ -10,7 +11,12 @@ export type MigrateOptions = {
   team: string | null;
   dryRun: boolean;
   stop: AbortSignal;
+  /** How long the status of one account is followed before the line ends `failed` (`status_unknown`). */
+  pollTimeoutMs: number;
 };
+
+/** A status that keeps answering 404 this many times in a row names no account the service has. */
+const MAX_NOT_FOUND = 10;
 
 const V2_TERMINAL = new Set(['PROCESSED', 'ERRORED', 'CANCELLED', 'DRY_RUN_SUCCEEDED', 'DRY_RUN_ERRORED']);
 
@@ -24,7 +30,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function migrateAccount(api: ApiClient, state: ResumeState, options: MigrateOptions) {
   return async (line: Extract<InputLine, { ok: true }>): Promise<Result> => {
     const started = Date.now();
-    const who = identifyLine(line);
+    const named = identifyLine(line);
+    // The service trims identifiers and keys them in NFC: the state and the status polls use the same form.
+    const who = {
+      import_supplier: named.import_supplier === null ? null : normaliseIdentifier(named.import_supplier),
+      external_account_number:
+        named.external_account_number === null ? null : normaliseIdentifier(named.external_account_number),
+    };
     const key =
       who.import_supplier && who.external_account_number
         ? `${who.import_supplier}/${who.external_account_number}`
@@ -51,6 +63,25 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
         errors: outcome === 'already_imported' || outcome === 'dry_run_ok' ? [] : fieldErrors(answer.body),
       });
     };
+    /**
+     * Every wait for a status is bounded: after `pollTimeoutMs`, or after 404s in a row, the line ends `failed`
+     * with `status_unknown` and the last status seen, rather than waiting for ever.
+     */
+    const polling = { deadline: 0, notFound: 0, last: 'none' };
+    const pollBudgetLeft = (status: number, seen: string | undefined) => {
+      if (polling.deadline === 0) polling.deadline = Date.now() + options.pollTimeoutMs;
+      polling.notFound = status === 404 ? polling.notFound + 1 : 0;
+      polling.last = seen ?? `HTTP ${status}`;
+      return polling.notFound < MAX_NOT_FOUND && Date.now() < polling.deadline;
+    };
+    const statusUnknown = (status: number) =>
+      finish({
+        outcome: 'failed',
+        http_status: status,
+        kraken_account_number: null,
+        // The last status seen stays in http_status; the code says why the line ended.
+        errors: [{ code: 'status_unknown', attr: 'non_field_errors' }],
+      });
     const send = async (method: string, path: string, body?: unknown, retry503 = true) => {
       const answer = await api.request(method, path, body, { retry503 });
       attempts += answer.attempts;
@@ -79,6 +110,7 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
           latest_event?: { data?: { errors?: { code: string; attr: string }[] } } | null;
         };
         if (status.status !== 200 || !body.status || !V2_TERMINAL.has(body.status)) {
+          if (!pollBudgetLeft(status.status, body.status)) return statusUnknown(status.status);
           if (options.stop.aborted && status.status === 200) continue;
           if (status.status !== 200 && status.status !== 404)
             return finish({
@@ -159,6 +191,7 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
               errors: [],
             });
           if (body.status === 'UNKNOWN') break;
+          if (!pollBudgetLeft(status.status, body.status)) return statusUnknown(status.status);
         }
         continue;
       }

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { defaultCatalogueValues, type CatalogueName } from '../domain/validation/catalogue.js';
+import { normaliseIdentifier } from '../domain/identifiers.js';
 
 // Building blocks shared by every payload schema. Custom failures carry `params.code`, which the
 // validation layer turns into the public error code (see src/domain/validation/zod-issues.ts).
@@ -47,7 +48,7 @@ export const text = (max: number = SHORT_TEXT) =>
  * An identifier that becomes part of a key (supplier code, external account number): trimmed, no control
  * characters, and in Unicode NFC, so that the same text typed two ways ("CAFÉ" composed or decomposed) is one key.
  */
-export const identifier = (max: number) => text(max).transform((v) => v.normalize('NFC'));
+export const identifier = (max: number) => text(max).transform(normaliseIdentifier);
 
 const ZERO = 48; // '0'
 

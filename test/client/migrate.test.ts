@@ -203,10 +203,11 @@ describe('migrate', () => {
   );
 
   it('--mode v2 schedules and follows each account until it is created', { timeout: 120_000 }, async () => {
-    const file = writeLines(
-      'v2.jsonl',
-      Array.from({ length: 20 }, (_, i) => JSON.stringify(account(`V2C-${i}`))),
-    );
+    // One number with spaces around it: the service trims it, and the client follows the trimmed account.
+    const file = writeLines('v2.jsonl', [
+      ...Array.from({ length: 19 }, (_, i) => JSON.stringify(account(`V2C-${i}`))),
+      JSON.stringify(account('  V2C-19 ')),
+    ]);
     const report = join(dir, 'report-v2');
     const run = await runClient(
       [

@@ -8,13 +8,15 @@ const root = resolve(import.meta.dirname, '../..');
 const cli = resolve(root, 'src/client/cli.ts');
 
 /** The real service for a client test: a `web` and a `worker` process on the test app's services. */
-export async function startService(t: TestApp, extra: Record<string, string> = {}) {
+export async function startService(
+  t: TestApp,
+  extra: Record<string, string> = {},
+  { worker = true }: { worker?: boolean } = {},
+) {
   const port = await freePort();
   const env = childEnv(t.config, extra);
-  const children: Child[] = [
-    startProcess('web', { ...env, PORT: String(port), HOST: '127.0.0.1' }),
-    startProcess('worker', env),
-  ];
+  const children: Child[] = [startProcess('web', { ...env, PORT: String(port), HOST: '127.0.0.1' })];
+  if (worker) children.push(startProcess('worker', env));
   await waitForPort(port);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
