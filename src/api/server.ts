@@ -1,10 +1,16 @@
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from '../config.js';
+import { enabledVendors } from '../vendors/names.js';
 import { createApiServer } from './instance.js';
 
 /** The `web` process. */
 const config = loadConfig();
 const server = await createApiServer(config);
+for (const { vendor, why } of enabledVendors(config).left_out)
+  server.log.warn(
+    { vendor, why },
+    'payment vendor listed in PAYMENT_VENDORS but not configured: not enabled',
+  );
 
 closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
   if (err) server.log.error({ err }, 'closing after error');

@@ -14,6 +14,7 @@ import { sortErrors } from '../domain/validation/field-error.js';
 import type { Config } from '../config.js';
 import { DEFAULT_REGION, isRegionName } from '../domain/region/index.js';
 import type { ValidationPool } from '../validation-pool/pool.js';
+import { enabledVendors } from '../vendors/names.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
 
@@ -32,7 +33,7 @@ export function catalogueFor(app: FastifyInstance): Catalogue {
   let catalogue = catalogues.get(app);
   if (!catalogue) {
     catalogue = buildCatalogue(catalogueExtra(app.config), {
-      payment_instruction_vendor: app.config.PAYMENT_VENDORS,
+      payment_instruction_vendor: enabledVendors(app.config).enabled,
     });
     catalogues.set(app, catalogue);
   }

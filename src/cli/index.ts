@@ -6,6 +6,7 @@ import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from './demo.js';
+import { enabledVendors } from '../vendors/names.js';
 import { WebhookOperations } from '../admin/webhooks.js';
 
 /**
@@ -149,7 +150,7 @@ program
   )
   .option('--base-url <url>', 'where the API listens, for the printed curl', 'http://127.0.0.1:3000')
   .action((o: { baseUrl: string }) =>
-    withOps((ops, config) => seedDemo(ops, o.baseUrl, config.PAYMENT_VENDORS)),
+    withOps((ops, config) => seedDemo(ops, o.baseUrl, enabledVendors(config).enabled)),
   );
 
 try {

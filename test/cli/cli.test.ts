@@ -166,8 +166,8 @@ describe('import-admin', () => {
     expect(await t.app.db.models.OperationsTeam.countDocuments({ name: 'Migrations' })).toBe(1);
     expect(await t.app.db.models.Organisation.countDocuments({ name: 'Demo Energy' })).toBe(1);
     expect(second.out.get_token).toContain('obtainKrakenToken');
-    // The payment vendors in force: Stripe only unless SIMULATED is enabled, as up.sh does.
-    expect(first.out.payment_vendors).toEqual(['STRIPE']);
+    // PAYMENT_VENDORS defaults to STRIPE, but no STRIPE_API_KEY is set here: no vendor is enabled.
+    expect(first.out.payment_vendors).toEqual([]);
     expect(first.out.simulated_payment_references).toBeUndefined();
     const withSimulated = await adminWith({ PAYMENT_VENDORS: 'STRIPE,SIMULATED' }, 'demo');
     expect(withSimulated.out.payment_vendors).toEqual(['STRIPE', 'SIMULATED']);

@@ -250,6 +250,31 @@ describe('payment vendors a deployment has not enabled', () => {
   });
 });
 
+describe('a vendor listed without its configuration', () => {
+  it('STRIPE without STRIPE_API_KEY is not enabled: invalid_choice naming the enabled vendors, not a retryable 500', async () => {
+    const unkeyed = await startPostImportEnv('stripe_unkeyed', { PAYMENT_VENDORS: 'STRIPE,SIMULATED' });
+    try {
+      await seedAccount(unkeyed, 'EXT-NOKEY-1');
+      const res = await unkeyed.post('payment-instruction/create/', {
+        import_supplier: unkeyed.supplier,
+        external_account_number: 'EXT-NOKEY-1',
+        vendor: 'STRIPE',
+        reference: 'pm_ok_1',
+        type: 'CARD',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({
+        code: 'request_failed_validation',
+        errors: [{ code: 'invalid_choice', attr: 'vendor', detail: expect.stringContaining('SIMULATED') }],
+      });
+      expect(res.json().errors[0].detail).not.toContain('STRIPE;');
+      expect(await unkeyed.t.app.db.models.PaymentInstruction.countDocuments()).toBe(0);
+    } finally {
+      await unkeyed.close();
+    }
+  });
+});
+
 describe('the SIMULATED vendor', () => {
   it('decides by reference prefix: sim_ok and sim_flaky exist, sim_down is 500, others 400', async () => {
     const expectations: [string, number][] = [
