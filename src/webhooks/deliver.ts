@@ -4,7 +4,7 @@ import type { JobData } from '../workers/catalog.js';
 import type { WorkerContext } from '../workers/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 import { sendWebhook, type SendResult } from './sender.js';
-import { checkWebhookUrl, UnsafeWebhookUrl } from './url-guard.js';
+import { checkWebhookUrl, UnsafeWebhookUrl, WebhookLookupTimeout } from './url-guard.js';
 
 /** How long a delivery waits when its endpoint already has its share of deliveries in flight. */
 const ENDPOINT_BUSY_RETRY_MS = 200;
@@ -48,17 +48,29 @@ export async function deliverWebhookJob(
 
   let result: SendResult;
   try {
-    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE);
+    const started = Date.now();
+    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE, {
+      lookupTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    });
     result = await sendWebhook(
       target,
       { id: event.eventId, body: event.body, secret: endpoint.secret },
-      config.WEBHOOK_TIMEOUT_MS,
+      // The lookup and the send share the delivery's time.
+      Math.max(100, config.WEBHOOK_TIMEOUT_MS - (Date.now() - started)),
       ctx.clock(),
     );
   } catch (err) {
-    if (!(err instanceof UnsafeWebhookUrl)) throw err;
-    ctx.log.warn({ endpoint: endpointId, reason: err.message }, 'webhook endpoint refused by the URL guard');
-    result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
+    if (err instanceof WebhookLookupTimeout) {
+      // Retried like a send that timed out; the endpoint's place is freed below all the same.
+      result = { delivered: false, httpStatus: null, error: 'dns_timeout' };
+    } else {
+      if (!(err instanceof UnsafeWebhookUrl)) throw err;
+      ctx.log.warn(
+        { endpoint: endpointId, reason: err.message },
+        'webhook endpoint refused by the URL guard',
+      );
+      result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
+    }
   } finally {
     await fleet.releaseSlot(endpointId, delivery._id).catch(() => undefined);
   }

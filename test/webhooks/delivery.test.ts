@@ -4,7 +4,7 @@ import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
-import { isPublicAddress, checkWebhookUrl } from '../../src/webhooks/url-guard.js';
+import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -277,6 +277,13 @@ describe('the URL guard', () => {
       'fc00::1',
       '::ffff:127.0.0.1',
       '::ffff:10.0.0.1',
+      // IPv4-compatible (deprecated), NAT64, 6to4 and Teredo forms of private or any IPv4 addresses.
+      '::127.0.0.1',
+      '::10.0.0.1',
+      '::8.8.8.8',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
       'not-an-ip',
     ])
       expect(isPublicAddress(bad), bad).toBe(false);
@@ -286,11 +293,17 @@ describe('the URL guard', () => {
     await expect(checkWebhookUrl('http://example.com/x', false)).rejects.toThrow(/https/);
     await expect(checkWebhookUrl('https://127.0.0.1/x', false)).rejects.toThrow(/non-public/);
     await expect(checkWebhookUrl('https://[::1]/x', false)).rejects.toThrow(/non-public/);
+    await expect(checkWebhookUrl('https://[::127.0.0.1]/x', false)).rejects.toThrow(/non-public/);
     await expect(checkWebhookUrl('https://10.0.0.8/x', false)).rejects.toThrow(/non-public/);
     await expect(checkWebhookUrl('https://localhost/x', false)).rejects.toThrow(/non-public/);
     await expect(checkWebhookUrl('https://user:pw@8.8.8.8/x', false)).rejects.toThrow(/credentials/);
     expect((await checkWebhookUrl('https://8.8.8.8/x', false)).address).toBe('8.8.8.8');
     expect((await checkWebhookUrl('http://127.0.0.1:3000/x', true)).address).toBe('127.0.0.1');
+    // A lookup that never answers ends within the bound, as a timeout (retried), not as an unsafe URL.
+    const never = () => new Promise<never>(() => undefined);
+    await expect(
+      checkWebhookUrl('https://hangs.example/x', false, { lookupTimeoutMs: 200, resolve: never }),
+    ).rejects.toThrow(new WebhookLookupTimeout('the host hangs.example did not resolve within 200 ms'));
     const strict = new WebhookOperations(t.app.db.models, { ...t.config, WEBHOOK_ALLOW_PRIVATE: false });
     await expect(strict.add(ORG_A, 'https://127.0.0.1/hooks')).rejects.toThrow(/refused/);
   });
