@@ -63,10 +63,12 @@ export class WebhookOperations {
     }));
   }
 
-  async remove(id: string) {
+  /** Scoped by organisation: an id of another organisation's endpoint is one that does not exist. */
+  async remove(orgName: string, id: string) {
+    const org = await this.organisation(orgName);
     if (!isValidObjectId(id)) throw new OperatorError(`webhook ${id} does not exist`);
     const doc = await this.models.WebhookEndpoint.findOneAndUpdate(
-      { _id: id, removedAt: null },
+      { _id: id, organisationId: org._id, removedAt: null },
       { $set: { removedAt: new Date() } },
       { returnDocument: 'after' },
     );
@@ -98,8 +100,10 @@ export class WebhookOperations {
    * Sends a delivery again with the same `webhook-id`: a fresh series of attempts (the attempt count starts
    * over) under a job of its own, so it runs even though the delivery's first job has finished.
    */
-  async replay(id: string) {
-    const delivery = await this.models.WebhookDelivery.findById(id).lean();
+  /** Scoped by organisation, like `remove`. */
+  async replay(orgName: string, id: string) {
+    const org = await this.organisation(orgName);
+    const delivery = await this.models.WebhookDelivery.findOne({ _id: id, organisationId: org._id }).lean();
     if (!delivery) throw new OperatorError(`delivery ${id} does not exist`);
     if (delivery.status === 'pending')
       throw new OperatorError(

@@ -117,7 +117,8 @@ webhook
 webhook
   .command('remove <id>')
   .description('stop sending to an endpoint')
-  .action((id: string) => withWebhooks((hooks) => hooks.remove(id)));
+  .requiredOption('--org <name>', 'organisation the endpoint belongs to')
+  .action((id: string, o: { org: string }) => withWebhooks((hooks) => hooks.remove(o.org, id)));
 webhook
   .command('deliveries')
   .requiredOption('--org <name>', 'organisation')
@@ -128,7 +129,8 @@ webhook
 webhook
   .command('replay <deliveryId>')
   .description('send a delivery again (same webhook-id)')
-  .action((id: string) => withWebhooks((hooks) => hooks.replay(id)));
+  .requiredOption('--org <name>', 'organisation the delivery belongs to')
+  .action((id: string, o: { org: string }) => withWebhooks((hooks) => hooks.replay(o.org, id)));
 
 program
   .command('team')

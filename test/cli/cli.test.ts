@@ -302,14 +302,20 @@ describe('tenant isolation', () => {
       ).err,
     ).toContain('unknown event type');
     expect((await adminWith(env, 'webhook', 'deliveries', '--org', 'Hook Org', '--failed')).out).toEqual([]);
-    expect((await adminWith(env, 'webhook', 'replay', 'no-such-delivery')).err.trim()).toBe(
-      'error: delivery no-such-delivery does not exist',
-    );
-    expect((await adminWith(env, 'webhook', 'remove', added.out.id)).out).toEqual({
+    expect(
+      (await adminWith(env, 'webhook', 'replay', 'no-such-delivery', '--org', 'Hook Org')).err.trim(),
+    ).toBe('error: delivery no-such-delivery does not exist');
+    // remove and replay are scoped by --org: required, and another organisation's id does not exist for it.
+    expect((await adminWith(env, 'webhook', 'remove', added.out.id)).code).toBe(2);
+    await admin('org', 'create', 'Other Hook Org');
+    const other = await adminWith(env, 'webhook', 'remove', added.out.id, '--org', 'Other Hook Org');
+    expect(other.code).toBe(1);
+    expect(other.err.trim()).toBe(`error: webhook ${added.out.id} does not exist`);
+    expect((await adminWith(env, 'webhook', 'remove', added.out.id, '--org', 'Hook Org')).out).toEqual({
       id: added.out.id,
       removed: true,
     });
     expect((await adminWith(env, 'webhook', 'list', '--org', 'Hook Org')).out).toEqual([]);
-    expect((await adminWith(env, 'webhook', 'remove', added.out.id)).code).toBe(1);
+    expect((await adminWith(env, 'webhook', 'remove', added.out.id, '--org', 'Hook Org')).code).toBe(1);
   });
 });

@@ -113,7 +113,7 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
     expect((await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched).toBe(true);
-    await hooks.remove(endpoint.id);
+    await hooks.remove(ORG_A, endpoint.id);
   });
 
   it('500 twice, then 200: delivered on the third try with the same webhook-id', async () => {
@@ -123,7 +123,7 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(r.received.map((x) => x.id)).toEqual([eventId, eventId, eventId]);
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 3, lastHttpStatus: 200 });
-    await hooks.remove(endpoint.id);
+    await hooks.remove(ORG_A, endpoint.id);
   });
 
   it('never 2xx: failed after the configured retries, then replayed successfully with the same webhook-id', async () => {
@@ -147,7 +147,9 @@ describe('delivery', () => {
       next_attempt_at: null,
     });
     healthy = true;
-    expect(await hooks.replay(id)).toEqual({ id, status: 'pending', replays: 1 });
+    // Scoped by organisation: another organisation cannot replay it.
+    await expect(hooks.replay(ORG_B, id)).rejects.toThrow(`delivery ${id} does not exist`);
+    expect(await hooks.replay(ORG_A, id)).toEqual({ id, status: 'pending', replays: 1 });
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'replayed');
     expect(r.received.at(-1)!.id).toBe(eventId);
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 204 });
@@ -157,7 +159,7 @@ describe('delivery', () => {
     );
     expect(metrics.body).toMatch(/webhook_deliveries_total\{[^}]*outcome="retried"\} [1-9]/);
     expect(metrics.body).toMatch(/webhook_oldest_undelivered_event_age_seconds \d/);
-    await hooks.remove(endpoint.id);
+    await hooks.remove(ORG_A, endpoint.id);
   });
 
   it('a slow endpoint does not delay another: the fast one gets everything while the slow one still waits', async () => {
@@ -175,8 +177,8 @@ describe('delivery', () => {
     });
     expect(slowPending).toBeGreaterThan(0);
     expect(slow.received.length).toBeLessThan(events.length * 4);
-    await hooks.remove(slowEndpoint.id);
-    await hooks.remove(fastEndpoint.id);
+    await hooks.remove(ORG_B, slowEndpoint.id);
+    await hooks.remove(ORG_B, fastEndpoint.id);
   });
 });
 
@@ -204,7 +206,11 @@ describe('who receives what', () => {
     expect(listed.map((e) => e.id)).toEqual(expect.arrayContaining([endpointA.id, endpointErrors.id]));
     expect(JSON.stringify(listed)).not.toContain('whsec_');
     expect((await hooks.deliveries(ORG_B)).every((d) => d.endpoint_id !== endpointA.id)).toBe(true);
-    for (const e of [endpointA, endpointB, endpointErrors]) await hooks.remove(e.id);
+    // Scoped by organisation: B cannot remove A's endpoint.
+    await expect(hooks.remove(ORG_B, endpointA.id)).rejects.toThrow(`webhook ${endpointA.id} does not exist`);
+    await hooks.remove(ORG_A, endpointA.id);
+    await hooks.remove(ORG_B, endpointB.id);
+    await hooks.remove(ORG_A, endpointErrors.id);
     expect(await hooks.list(ORG_A)).toEqual([]);
   });
 
@@ -232,7 +238,7 @@ describe('who receives what', () => {
     );
 
     // Removed: the next event goes to the other endpoint only.
-    await hooks.remove(firstEndpoint.id);
+    await hooks.remove(ORG_B, firstEndpoint.id);
     const afterRemoval = await emit(ORG_B);
     await until(async () => second.ids().has(afterRemoval.eventId), 'the delivery to the remaining endpoint');
     await until(() => dispatched(afterRemoval.eventId), 'the event marked dispatched');
@@ -240,7 +246,7 @@ describe('who receives what', () => {
     expect(first.ids().has(afterRemoval.eventId)).toBe(false);
     expect(unheard.eventId).not.toBe(toFirst.eventId);
     expect(first.ids().has(unheard.eventId) || second.ids().has(unheard.eventId)).toBe(false);
-    await hooks.remove(secondEndpoint.id);
+    await hooks.remove(ORG_B, secondEndpoint.id);
   });
 
   it('the outbox sweep delivers an event whose dispatch was never queued', async () => {
@@ -248,7 +254,7 @@ describe('who receives what', () => {
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
     await until(async () => r.ids().has(eventId), 'the swept event');
-    await hooks.remove(endpoint.id);
+    await hooks.remove(ORG_A, endpoint.id);
   });
 
   it('refuses unknown event types', async () => {
