@@ -105,6 +105,9 @@ export class ProcessEventLog {
       const known = attempt === 0 ? (this.heads.get(process.key) ?? options.assume ?? null) : null;
       const state = known ?? (await this.state(process.key));
       const { event, result } = await decide(state);
+      // A decision to write nothing (a refusal) has no insert to catch a stale head: one made on a cached head
+      // is made again on the head read now (another pod may have appended since this one cached it).
+      if (!event && known) continue;
       if (!event) return { result, recorded: null, state };
       const seq = state.seq + 1;
       const doc = this.processEventDocument(process, seq, event, now);
