@@ -51,3 +51,17 @@ it('exposes queue job counts and job durations on /metrics', async () => {
   expect(text).toMatch(/queue_jobs\{queue="account-creation",state="completed"\} 1/);
   expect(text).toMatch(/queue_jobs\{queue="account-creation",state="waiting"\} 0/);
 });
+
+it('serves a dashboard page that calls no other host (it works offline)', async () => {
+  const page = await t.app.inject({
+    method: 'GET',
+    url: '/admin/queues',
+    headers: { authorization: basic(t.config.OPERATOR_USERNAME, t.config.OPERATOR_PASSWORD!) },
+  });
+  expect(page.statusCode).toBe(200);
+  expect(page.headers['content-type']).toContain('text/html');
+  expect(page.body).toContain('<div id="root">');
+  // No absolute URL in any src or href: every asset is the service's own.
+  expect(page.body.match(/(?:src|href)="(?:https?:)?\/\/[^"]*"/g) ?? []).toEqual([]);
+  expect(page.body).not.toContain('googleapis');
+});

@@ -34,6 +34,13 @@ export default fp(
           authenticate: { realm: 'queues' },
         });
         scope.addHook('onRequest', scope.basicAuth);
+        // bull-board's page asks Google Fonts for its typefaces: the dashboard must work offline and call no
+        // other host, so the page goes out without that stylesheet (the CSS falls back to the system's fonts).
+        scope.addHook('onSend', async (_request, reply, payload) => {
+          const type = String(reply.getHeader('content-type') ?? '');
+          if (!type.startsWith('text/html') || typeof payload !== 'string') return payload;
+          return payload.replace(/<link[^>]+href="https?:\/\/[^"]*"[^>]*>/g, '');
+        });
         const serverAdapter = new FastifyAdapter();
         serverAdapter.setBasePath(BASE);
         createBullBoard({
