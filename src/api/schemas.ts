@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { errorCatalogue, type ErrorCode } from './errors.js';
 
 /**
  * The router's limit on a path parameter's length. Its default (100) is below what the schemas accept (128 for
@@ -53,6 +54,27 @@ const meaning = {
 
 export type ErrorStatus = keyof typeof meaning;
 
+/** An example body per status, with the catalogue's own wording (the generated placeholder would be "string"). */
+const exampleCodes: Record<ErrorStatus, ErrorCode> = {
+  400: 'request_failed_validation',
+  401: 'not_authenticated',
+  404: 'import_supplier_not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'concurrency_limit_exceeded',
+  500: 'internal_error',
+  503: 'service_unavailable',
+};
+
+function exampleBody(status: ErrorStatus): Record<string, unknown> {
+  const code = exampleCodes[status];
+  const body: Record<string, unknown> = { detail: errorCatalogue[code].detail, code };
+  if (status === 400)
+    body.errors = [{ detail: 'This field is required.', code: 'required', attr: 'billing_postcode' }];
+  if (status === 500) body.request_id = '3f1c2b9e-5d4a-4c1e-9a7b-2e8f6d0c1a55';
+  return body;
+}
+
 /** The error answers of an operation, each with the error body and what the status means there. */
 export function errorResponses(
   statuses: readonly ErrorStatus[],
@@ -61,7 +83,9 @@ export function errorResponses(
   return Object.fromEntries(
     statuses.map((status) => [
       status,
-      (status === 400 ? errorBody : plainErrorBody).describe(overrides[status] ?? meaning[status]),
+      (status === 400 ? errorBody : plainErrorBody)
+        .describe(overrides[status] ?? meaning[status])
+        .meta({ examples: [exampleBody(status)] }),
     ]),
   ) as Partial<Record<ErrorStatus, typeof errorBody | typeof plainErrorBody>>;
 }
