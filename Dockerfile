@@ -12,5 +12,6 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json Procfile ./
+COPY bin ./bin
 USER node
 CMD ["node", "dist/api/server.js"]
