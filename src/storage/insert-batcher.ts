@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { isDuplicateKey } from '../infra/mongo.js';
+import { isDatabaseUnavailable, isDuplicateKey } from '../infra/mongo.js';
 
 /**
  * Group commit for inserts. Concurrent callers (the 50 creations a worker runs at once, the stages an API
@@ -8,8 +8,9 @@ import { isDuplicateKey } from '../infra/mongo.js';
  * inserts into one collection are queued and sent as one unordered `insertMany` per round: the first
  * caller's documents go at once (no added latency when idle), and whatever arrives while a command is in
  * flight goes in the next one. Each caller learns, per document, whether it was inserted or already there
- * (duplicate key); any other failure rejects exactly the callers whose documents it concerns, so retries
- * and idempotency stay each caller's own, as with a plain insert.
+ * (duplicate key); any other failure rejects exactly the callers whose documents it concerns (a command
+ * refused as a whole is split into one per caller), so retries and idempotency stay each caller's own, as
+ * with a plain insert.
  *
  * Documents go to the driver as they are (no mongoose casting, defaults or validation): build them complete
  * with `completeDocument`.
@@ -79,6 +80,14 @@ class CollectionQueue {
     } catch (err) {
       const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
       if (!writeErrors?.length) {
+        // A whole command refused without saying which document (the driver's check of one document, or
+        // FerretDB failing the batch): each caller is sent again alone, so only the culprit fails. A caller
+        // whose documents the first command did write finds them as duplicates, as after any retried insert.
+        // An outage fails them all at once (sending again cannot help).
+        if (round.length > 1 && !isDatabaseUnavailable(err)) {
+          for (const p of round) await this.send([p]);
+          return;
+        }
         for (const p of round) p.reject(err);
         return;
       }
