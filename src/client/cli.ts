@@ -198,7 +198,13 @@ program
         throw new UsageError('--concurrency must be a positive integer');
       const client = api();
       const { report, progress, dir } = setUp(file, o);
-      const state = new ResumeState(resolve(o.state ?? join(dirname(dir), 'import-state.sqlite')));
+      const state = new ResumeState(resolve(o.state ?? join(dirname(dir), 'import-state.sqlite')), {
+        service: client.baseUrl,
+        organisation: await client.organisation(),
+        mode: o.mode,
+        team: o.team ?? null,
+        dry_run: o.dryRun,
+      });
       try {
         const { interrupted } = await runLines(
           // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).

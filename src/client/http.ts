@@ -42,6 +42,15 @@ export class ApiClient {
     private readonly options: { maxAttempts?: number; signal?: AbortSignal } = {},
   ) {}
 
+  private organisationId: string | null = null;
+
+  /** The organisation the API key belongs to (the token's subject): obtains a token if none yet. */
+  async organisation(): Promise<string> {
+    await this.bearer();
+    if (!this.organisationId) throw new UsageError('the token names no organisation');
+    return this.organisationId;
+  }
+
   /** A valid token, obtained once and shared by every request in flight; renewed a minute before expiry. */
   private async bearer(forceNew = false): Promise<string> {
     if (!forceNew && this.token && this.token.expiresAt - Date.now() > 60_000) return this.token.value;
@@ -81,7 +90,9 @@ export class ApiClient {
       }
       const payload = JSON.parse(Buffer.from(got.token.split('.')[1] ?? '', 'base64url').toString()) as {
         exp?: number;
+        sub?: string;
       };
+      this.organisationId = payload.sub ?? null;
       this.token = {
         value: got.token,
         refresh: got.refreshToken,

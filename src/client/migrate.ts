@@ -43,7 +43,7 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
         : null;
     const hash = createHash('sha256').update(line.text).digest('hex');
     if (key) {
-      const known = state.decide(key, hash, options.dryRun);
+      const known = state.decide(key);
       if (known.action === 'done') return { ...known.result, line: line.line, attempts: 0, ms: 0 };
     }
     let attempts = 0;

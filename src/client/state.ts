@@ -1,7 +1,31 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { UsageError } from './http.js';
 import type { Outcome, Result } from './outcomes.js';
+
+/**
+ * What a state's results depend on: the service, the organisation (the API key's) and the options that change
+ * an account's outcome. A state belongs to one target: a run with another refuses it (a rehearsal against a
+ * staging service, then the production run from the same folder, must not skip the production accounts).
+ */
+export type StateTarget = {
+  service: string;
+  organisation: string;
+  mode: 'v1' | 'v2';
+  team: string | null;
+  dry_run: boolean;
+};
+
+/** Whether the process that wrote a lock file still runs (a lock of a crashed or killed run is taken over). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /**
  * The resume state: per account (supplier code and external number), the hash of the payload last sent and
@@ -13,11 +37,22 @@ export class ResumeState {
   private readonly db: DatabaseSync;
   private readonly get;
   private readonly put;
+  private readonly lockPath: string;
 
-  constructor(path: string) {
+  /** Opens the state of `target`, taking its lock; a usage error when another run holds it or the target differs. */
+  constructor(path: string, target: StateTarget) {
     mkdirSync(dirname(path), { recursive: true });
-    this.db = new DatabaseSync(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+    this.lockPath = `${path}.lock`;
+    this.lock();
+    try {
+      this.db = new DatabaseSync(path);
+      // Two processes never write at once (the lock), but a reader (e.g. a copy) may hold it a moment.
+      this.db.exec('PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      this.bind(target);
+    } catch (err) {
+      this.unlock();
+      throw err;
+    }
     this.db.exec(`CREATE TABLE IF NOT EXISTS accounts (
       key TEXT PRIMARY KEY,
       hash TEXT NOT NULL,
@@ -27,6 +62,7 @@ export class ResumeState {
       updated_at TEXT NOT NULL
     )`);
     this.get = this.db.prepare('SELECT hash, outcome, dry_run, result FROM accounts WHERE key = ?');
+    // (prepared after the tables exist)
     this.put = this.db.prepare(
       `INSERT INTO accounts (key, hash, outcome, dry_run, result, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(key) DO UPDATE SET hash = excluded.hash, outcome = excluded.outcome,
@@ -34,22 +70,82 @@ export class ResumeState {
     );
   }
 
+  private lock(): void {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(this.lockPath, String(process.pid), { flag: 'wx' });
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const holder = Number(readFileSync(this.lockPath, 'utf8').trim());
+        if (Number.isInteger(holder) && holder > 0 && alive(holder))
+          throw new UsageError(
+            `another run (pid ${holder}) is using the state file; wait for it or pass --state`,
+          );
+        unlinkSync(this.lockPath);
+      }
+    }
+    throw new UsageError('could not take the state file lock');
+  }
+
+  private unlock(): void {
+    try {
+      if (readFileSync(this.lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(this.lockPath);
+    } catch {
+      // Already gone.
+    }
+  }
+
+  /** Records the target of a new state; refuses a state of another target, naming what differs. */
+  private bind(target: StateTarget): void {
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS target (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)',
+    );
+    const row = this.db.prepare('SELECT value FROM target WHERE id = 1').get() as
+      { value: string } | undefined;
+    if (!row) {
+      const accounts = this.db
+        .prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'accounts'")
+        .get() as { n: number };
+      const known =
+        accounts.n > 0 &&
+        (this.db.prepare('SELECT count(*) AS n FROM accounts').get() as { n: number }).n > 0;
+      // A state written before targets were recorded: its results cannot be trusted for any target.
+      if (known)
+        throw new UsageError(
+          'the state file records no target (an older client wrote it); pass a new --state',
+        );
+      this.db.prepare('INSERT INTO target (id, value) VALUES (1, ?)').run(JSON.stringify(target));
+      return;
+    }
+    const was = JSON.parse(row.value) as StateTarget;
+    const names: Record<keyof StateTarget, string> = {
+      service: 'IMPORT_BASE_URL',
+      organisation: 'organisation (IMPORT_API_KEY)',
+      mode: '--mode',
+      team: '--team',
+      dry_run: '--dry-run',
+    };
+    const differences = (Object.keys(names) as (keyof StateTarget)[])
+      .filter((k) => was[k] !== target[k])
+      .map((k) => `${names[k]}: ${JSON.stringify(was[k])} in the state, ${JSON.stringify(target[k])} now`);
+    if (differences.length > 0)
+      throw new UsageError(
+        `the state file belongs to another run (${differences.join('; ')}); pass another --state (or --report) for this one`,
+      );
+  }
+
   /**
-   * What a rerun does with an account: `done` (skip it, reporting what it ended with) or `run`. Created
-   * accounts are done whatever their payload now (an account is created once); other final outcomes only with
-   * the same payload; a dry-run success counts only for another dry run.
+   * What a rerun does with an account: `done` (skip it, reporting what it ended with) or `run`. Only what no
+   * rerun can change is done: an account created (whatever its payload now: an account is created once) or
+   * found already imported. Everything else (invalid, skipped, supplier closed, failed, a dry run's success) is
+   * sent again, since the data, the supplier or the service may have changed since.
    */
-  decide(key: string, hash: string, dryRun: boolean): { action: 'done'; result: Result } | { action: 'run' } {
-    const row = this.get.get(key) as
-      { hash: string; outcome: Outcome; dry_run: number; result: string } | undefined;
+  decide(key: string): { action: 'done'; result: Result } | { action: 'run' } {
+    const row = this.get.get(key) as { outcome: Outcome; result: string } | undefined;
     if (!row) return { action: 'run' };
-    const result = JSON.parse(row.result) as Result;
-    if (row.outcome === 'created' || row.outcome === 'already_imported') return { action: 'done', result };
-    if (row.hash !== hash) return { action: 'run' };
-    if (row.outcome === 'dry_run_ok')
-      return dryRun && row.dry_run === 1 ? { action: 'done', result } : { action: 'run' };
-    if (['validation_failed', 'skipped', 'supplier_closed'].includes(row.outcome))
-      return { action: 'done', result };
+    if (row.outcome === 'created' || row.outcome === 'already_imported')
+      return { action: 'done', result: JSON.parse(row.result) as Result };
     return { action: 'run' };
   }
 
@@ -59,5 +155,6 @@ export class ResumeState {
 
   close(): void {
     this.db.close();
+    this.unlock();
   }
 }
