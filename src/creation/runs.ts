@@ -35,6 +35,14 @@ const FAILED: ProcessError = {
   domain: 'import_process',
 };
 
+/** A run whose worker stopped under it more often than the queue allows (killed, out of memory): given up. */
+export const STALLED: ProcessError = {
+  code: 'worker_stalled',
+  detail:
+    'The worker creating the account stopped repeatedly (killed or out of memory). Retry it; the operators have the details.',
+  domain: 'import_process',
+};
+
 /**
  * One creation run's place in the process's history: STARTED before it writes anything, then its outcome.
  * A v1 dry run is a check, like validation, and records nothing (no run is made for it).
@@ -88,8 +96,8 @@ export class CreationRun {
   }
 
   /** A run that failed for good (its job's last attempt threw): the process is not left IN_PROGRESS. */
-  async fail(dryRun: boolean): Promise<void> {
-    await this.record({ kind: dryRun ? 'DRY_RUN_ERRORED' : 'ERRORED', error: FAILED });
+  async fail(dryRun: boolean, error: ProcessError = FAILED): Promise<void> {
+    await this.record({ kind: dryRun ? 'DRY_RUN_ERRORED' : 'ERRORED', error });
   }
 
   private async record(result: RunOutcome): Promise<void> {

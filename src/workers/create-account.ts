@@ -4,7 +4,7 @@ import { CreationSlots } from '../creation/slots.js';
 import { UnknownRegionError } from '../domain/region/index.js';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
-import { CreationRun } from '../creation/runs.js';
+import { STALLED, CreationRun } from '../creation/runs.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
@@ -102,6 +102,7 @@ export async function recordFailure(
   processId: string,
   run: ConstructorParameters<typeof CreationRun>[2],
   dryRun: boolean,
+  error?: Parameters<CreationRun['fail']>[1],
 ): Promise<void> {
   try {
     const process = await findProcess(ctx.db.models, processId);
@@ -112,8 +113,29 @@ export async function recordFailure(
       importSupplier: process.importSupplier,
       externalAccountNumber: process.externalAccountNumber,
     };
-    await new CreationRun(storageFor(ctx.db.models).events, identity, run, ctx.clock).fail(dryRun);
+    await new CreationRun(storageFor(ctx.db.models).events, identity, run, ctx.clock).fail(dryRun, error);
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'could not record the failed run');
   }
+}
+
+/**
+ * A creation job BullMQ failed because its worker stopped under it too often (`maxStalledCount`): no
+ * processor's catch ran, so the run is recorded ERRORED `worker_stalled` here (from the worker that found it
+ * stalled), and the process does not stay IN_PROGRESS, refusing schedules and cancels, for good. Only the run
+ * still in progress under this job's id is ended (a later run, or a finished one, is left as it is).
+ */
+export async function recordStalledCreation(
+  ctx: WorkerContext,
+  job: Pick<Job, 'id' | 'name' | 'data'>,
+): Promise<void> {
+  const data = job.data as { processId?: unknown; dryRun?: unknown; taskId?: unknown; attempt?: unknown };
+  if (typeof data.processId !== 'string') return;
+  const taskId = typeof data.taskId === 'number' ? data.taskId : null;
+  const state = await storageFor(ctx.db.models).events.state(data.processId);
+  const dryRun = taskId === null ? data.dryRun === true : state.task?.dryRun === true;
+  await recordFailure(ctx, data.processId, { id: job.id!, taskId }, dryRun, STALLED);
+  // Its slot was the dead worker's: freed now (as a finished job frees it), not when its lease lapses.
+  const attempt = taskId === null && typeof data.attempt === 'number' ? data.attempt : 0;
+  await new CreationSlots(ctx.redis, ctx.config).finish(data.processId, attempt);
 }

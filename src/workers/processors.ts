@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { JobData, JobName } from './catalog.js';
 import type { WorkerContext } from './context.js';
-import { createAccountJob } from './create-account.js';
+import { createAccountJob, recordStalledCreation } from './create-account.js';
 import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
 import { runImportTaskJob } from './run-import-task.js';
@@ -20,4 +20,10 @@ export const processors: {
   'sweep-outbox': sweepOutboxJob,
   'verify-payment-instruction': verifyPaymentInstructionJob,
   'send-migration-email': sendMigrationEmailJob,
+};
+
+/** job name -> what to record when BullMQ fails the job for stalling (its processor never got to say). */
+export const onStalled: Partial<Record<JobName, (ctx: WorkerContext, job: Job) => Promise<void>>> = {
+  'create-account': recordStalledCreation,
+  'run-import-task': recordStalledCreation,
 };

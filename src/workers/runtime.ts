@@ -13,7 +13,10 @@ import {
 import { redisKeys } from '../infra/redis-keys.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from './catalog.js';
 import type { WorkerContext } from './context.js';
-import { processors } from './processors.js';
+import { onStalled, processors } from './processors.js';
+
+/** BullMQ's reason for a job moved to failed by the stalled check (`maxStalledCount` exceeded). */
+const STALLED_FAILURE = /stalled more than allowable limit/i;
 
 /** How long a job that could not reach the database waits before it runs again (plus up to 0.5 s jitter). */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -108,12 +111,17 @@ export function startWorkers(
       maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
     });
     worker.on('error', (err) => log.warn({ err: err.message, queue: queueName }, 'worker error'));
-    worker.on('failed', (job, err) =>
+    worker.on('failed', (job, err) => {
       log.warn(
         { queue: queueName, job_id: job?.id, attempts: job?.attemptsMade, err: err.message },
         'job failed',
-      ),
-    );
+      );
+      // Failed by stalling (its workers died under it): no processor's catch ran, so its history is ended here.
+      if (job && STALLED_FAILURE.test(err.message) && Object.hasOwn(onStalled, job.name))
+        onStalled[job.name as keyof typeof onStalled]!({ ...ctx, jobRedis: connection }, job).catch(
+          (e: Error) => log.warn({ job_id: job.id, err: e.message }, 'could not record the stalled job'),
+        );
+    });
     return worker;
   });
 
