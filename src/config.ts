@@ -104,6 +104,14 @@ export const configSchema = z.object({
       }
       return extra;
     }),
+  /**
+   * The key (base64 of 32 bytes) that encrypts webhook signing secrets in the database. Unset: derived from
+   * API_KEY_HASH_SECRET. Changing it makes the stored secrets unreadable (add the endpoints again).
+   */
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of 32 bytes')
+    .optional(),
   /** A webhook delivery answered 2xx within this long counts as delivered; anything else is retried. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** The waits between a webhook's attempts (one more attempt than delays); then it is failed (replayable). */

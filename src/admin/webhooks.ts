@@ -9,6 +9,7 @@ import { checkWebhookUrl, UnsafeWebhookUrl } from '../webhooks/url-guard.js';
 import { jobCatalog, retention } from '../workers/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
+import { sealSecret } from '../webhooks/secret-box.js';
 import { OperatorError } from './operations.js';
 
 /** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
@@ -23,7 +24,12 @@ export class WebhookOperations {
     private readonly models: Models,
     private readonly config: Pick<
       Config,
-      'WEBHOOK_ALLOW_PRIVATE' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'
+      | 'WEBHOOK_ALLOW_PRIVATE'
+      | 'REDIS_URL'
+      | 'REDIS_CLUSTER_NODES'
+      | 'QUEUE_PREFIX'
+      | 'WEBHOOK_SECRET_KEY'
+      | 'API_KEY_HASH_SECRET'
     >,
   ) {}
 
@@ -45,7 +51,8 @@ export class WebhookOperations {
       organisationId: org._id,
       url,
       events: [...new Set(events)],
-      secret,
+      // Encrypted at rest: shown once here, never stored in clear.
+      secret: sealSecret(secret, this.config),
     });
     return { id: doc.id as string, url: doc.url, events: doc.events, secret };
   }

@@ -4,6 +4,7 @@ import type { JobData } from '../workers/catalog.js';
 import type { WorkerContext } from '../workers/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 import { sendWebhook, type SendResult } from './sender.js';
+import { openSecret } from './secret-box.js';
 import { checkWebhookUrl, UnsafeWebhookUrl, WebhookLookupTimeout } from './url-guard.js';
 
 /** How long a delivery waits when its endpoint already has its share of deliveries in flight. */
@@ -54,7 +55,7 @@ export async function deliverWebhookJob(
     });
     result = await sendWebhook(
       target,
-      { id: event.eventId, body: event.body, secret: endpoint.secret },
+      { id: event.eventId, body: event.body, secret: openSecret(endpoint.secret, config) },
       // The lookup and the send share the delivery's time.
       Math.max(100, config.WEBHOOK_TIMEOUT_MS - (Date.now() - started)),
       ctx.clock(),

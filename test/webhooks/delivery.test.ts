@@ -4,6 +4,7 @@ import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
+import { openSecret } from '../../src/webhooks/secret-box.js';
 import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
@@ -261,6 +262,20 @@ describe('who receives what', () => {
     await expect(hooks.add(ORG_A, 'http://127.0.0.1:9/x', ['no.such.type'])).rejects.toThrow(
       /unknown event type/,
     );
+  });
+});
+
+describe('signing secrets at rest', () => {
+  it('are stored encrypted, open with the configured key only, and a legacy clear secret still reads', async () => {
+    const added = await hooks.add(ORG_A, 'http://127.0.0.1:9/secret-check');
+    const stored = await t.app.db.models.WebhookEndpoint.findById(added.id).lean();
+    expect(stored!.secret.startsWith('enc:v1:')).toBe(true);
+    expect(stored!.secret).not.toContain(added.secret.slice('whsec_'.length, 20));
+    expect(openSecret(stored!.secret, t.config)).toBe(added.secret);
+    const otherKey = { ...t.config, WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
+    expect(() => openSecret(stored!.secret, otherKey)).toThrow(/cannot be read with this WEBHOOK_SECRET_KEY/);
+    expect(openSecret('whsec_legacy', t.config)).toBe('whsec_legacy');
+    await hooks.remove(ORG_A, added.id);
   });
 });
 

@@ -1,0 +1,51 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+/**
+ * Signing secrets at rest: AES-256-GCM with a key from the configuration, so a copy of the database alone
+ * cannot sign deliveries. The key is WEBHOOK_SECRET_KEY (base64 of 32 bytes) or, when unset, derived from
+ * API_KEY_HASH_SECRET (HKDF, a label of its own): neither is ever in the database. Stored form:
+ * `enc:v1:<iv>:<tag>:<ciphertext>` (base64url). A secret stored before encryption (a bare `whsec_…`) is still
+ * read as it is; adding the endpoint again stores it encrypted.
+ */
+const PREFIX = 'enc:v1:';
+
+export type SecretKeySettings = { WEBHOOK_SECRET_KEY?: string | undefined; API_KEY_HASH_SECRET: string };
+
+const keys = new Map<string, Buffer>();
+
+function keyOf(settings: SecretKeySettings): Buffer {
+  const source = settings.WEBHOOK_SECRET_KEY ?? `derived:${settings.API_KEY_HASH_SECRET}`;
+  let key = keys.get(source);
+  if (!key) {
+    key = settings.WEBHOOK_SECRET_KEY
+      ? Buffer.from(settings.WEBHOOK_SECRET_KEY, 'base64')
+      : Buffer.from(hkdfSync('sha256', settings.API_KEY_HASH_SECRET, '', 'webhook signing secrets', 32));
+    keys.set(source, key);
+  }
+  return key;
+}
+
+export function sealSecret(secret: string, settings: SecretKeySettings): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(settings), iv);
+  const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return `${PREFIX}${[iv, cipher.getAuthTag(), ciphertext].map((b) => b.toString('base64url')).join(':')}`;
+}
+
+/** The secret of a stored value; throws when it was sealed with another key (the configuration changed). */
+export function openSecret(stored: string, settings: SecretKeySettings): string {
+  if (!stored.startsWith(PREFIX)) return stored;
+  const [iv, tag, ciphertext] = stored
+    .slice(PREFIX.length)
+    .split(':')
+    .map((p) => Buffer.from(p, 'base64url'));
+  const decipher = createDecipheriv('aes-256-gcm', keyOf(settings), iv!);
+  decipher.setAuthTag(tag!);
+  try {
+    return Buffer.concat([decipher.update(ciphertext!), decipher.final()]).toString('utf8');
+  } catch {
+    throw new Error(
+      'a webhook signing secret cannot be read with this WEBHOOK_SECRET_KEY (was the key changed?)',
+    );
+  }
+}
