@@ -50,6 +50,8 @@ export type CreationInput = {
    * a v1 dry run records nothing either.
    */
   run?: RunIdentity;
+  /** The payload to create from, by its hash (a scheduled task's); else the one staged now. */
+  payloadHash?: string;
 };
 
 export type CreationDeps = { db: Database; config: Config; clock: () => Date };
@@ -165,7 +167,7 @@ async function createFromProcess(
   // (both by `_id`): wasted only on a refusal.
   const [process, staged] = await Promise.all([
     findProcess(models, input.processId),
-    loadStagedPayload(models, input.processId),
+    loadStagedPayload(models, input.processId, input.payloadHash),
   ]);
   if (!process) return refuse('import_process_does_not_exist');
   if (process.krakenAccountNumber) {

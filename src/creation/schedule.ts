@@ -5,7 +5,7 @@ import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { ProcessIdentity, RecordedEvent } from '../storage/process-events.js';
 import { jobId } from '../workers/catalog.js';
-import { stageAccount, type StageInput } from './staging.js';
+import { payloadHash, promoteStagedPayload, stageAccount, type StageInput } from './staging.js';
 
 /**
  * v2 scheduling: stage the payload and record a creation task that a delayed job runs inside its window
@@ -52,15 +52,19 @@ export async function scheduleAccount(
   const [before, creating] = await Promise.all([events.state(identity.key), queue.creating(identity.key)]);
   if (before.status === 'IN_PROGRESS' || creating) return { status: 'in_progress' };
 
-  const staged = await stageAccount(models, input);
+  // The payload is staged deferred: one that would replace another is kept under its hash and becomes the
+  // staged one only once the task is recorded. A task that starts in between (the schedule is then refused)
+  // creates from the payload it was scheduled with, and the refused schedule has changed nothing.
+  const staged = await stageAccount(models, input, 'defer');
   if (staged.status === 'already_imported' || staged.status === 'skipped') return staged;
+  const task = { ...input.task, payloadHash: payloadHash(input.payload) };
 
   const delayMs = Math.max(0, Date.parse(input.task.windowStart) - input.now.getTime());
   let replaced: number | null = null;
   const { result } = await events.append<ScheduleOutcome>(
     identity,
     async (state) => {
-      const decision = onSchedule(state, input.task);
+      const decision = onSchedule(state, task);
       if ('refusal' in decision) {
         const outcome: ScheduleOutcome =
           decision.refusal === 'account_import_in_progress'
@@ -77,6 +81,8 @@ export async function scheduleAccount(
     },
     input.now,
   );
+  if (result.status === 'scheduled' && staged.deferred)
+    await promoteStagedPayload(models, identity.key, input.payload, input.now);
   if (replaced !== null) await queue.remove(identity.key, replaced).catch(() => undefined);
   return result;
 }

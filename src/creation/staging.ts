@@ -2,13 +2,14 @@ import type { Types } from 'mongoose';
 import { emptyState, onStaged } from '../domain/import-process/state.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
-import { findProcess, storeStagedPayload } from '../storage/import-processes.js';
+import { findProcess, storeStagedPayload, type StageMode } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 
-export { loadStagedPayload, payloadHash } from '../storage/import-processes.js';
+export { loadStagedPayload, payloadHash, promoteStagedPayload } from '../storage/import-processes.js';
 
 export type StageOutcome =
-  | { status: 'created' | 'updated' }
+  /** `deferred`: the payload waits under its hash for `promoteStagedPayload` (mode `defer` only). */
+  | { status: 'created' | 'updated'; deferred: boolean }
   | { status: 'already_imported'; krakenAccountNumber: string }
   | { status: 'skipped' };
 
@@ -28,7 +29,11 @@ export type StageInput = {
  * and an interrupted creation resumes from the payload it started from).
  * A first stage (v1 stage or v2 schedule) records the process's CREATED event, before the process itself.
  */
-export async function stageAccount(models: Models, input: StageInput): Promise<StageOutcome> {
+export async function stageAccount(
+  models: Models,
+  input: StageInput,
+  mode: StageMode = 'replace',
+): Promise<StageOutcome> {
   const key = processKey(input.importSupplier, input.externalAccountNumber);
   const existing = await findProcess(models, key);
   if (existing?.krakenAccountNumber)
@@ -49,6 +54,5 @@ export async function stageAccount(models: Models, input: StageInput): Promise<S
       { assume: emptyState },
     );
   }
-  const status = await storeStagedPayload(models, { ...input, history: !existing }, existing !== null);
-  return { status };
+  return storeStagedPayload(models, { ...input, history: !existing }, existing !== null, mode);
 }

@@ -19,6 +19,13 @@ export type StagedPayloadInput = {
   history?: boolean;
 };
 
+/**
+ * `replace`: the payload becomes the staged one now (v1 stage). `defer`: a payload that would replace another
+ * is only kept under its hash until `promoteStagedPayload` (a v2 schedule: a refused schedule changes nothing,
+ * and a task that starts meanwhile creates from the payload it was scheduled with).
+ */
+export type StageMode = 'replace' | 'defer';
+
 /** The identity of a payload's exact text: what an account records of the payload it was created from. */
 export function payloadHash(payload: string): string {
   return createHash('sha256').update(payload).digest('hex');
@@ -38,11 +45,17 @@ export function payloadHash(payload: string): string {
 export async function loadStagedPayload(models: Models, key: string, hash?: string): Promise<string | null> {
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   if (hash !== undefined) {
-    const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
-    if (archived) return unpackText(archived.payload);
+    const readArchived = async () => {
+      const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
+      return archived ? unpackText(archived.payload) : null;
+    };
+    const archived = await readArchived();
+    if (archived !== null) return archived;
     const current = await payloads.findById(key).select({ payload: 1 }).lean();
     const text = current ? unpackText(current.payload) : null;
-    return text !== null && payloadHash(text) === hash ? text : null;
+    if (text !== null && payloadHash(text) === hash) return text;
+    // Replaced between the two reads: a replacement archives the current payload before it writes its own.
+    return readArchived();
   }
   const doc = await payloads.findById(key).select({ payload: 1 }).lean();
   return doc ? unpackText(doc.payload) : null;
@@ -67,7 +80,8 @@ export async function storeStagedPayload(
   models: Models,
   input: StagedPayloadInput,
   existing: boolean,
-): Promise<'created' | 'updated'> {
+  mode: StageMode = 'replace',
+): Promise<{ status: 'created' | 'updated'; deferred: boolean }> {
   const _id = processKey(input.importSupplier, input.externalAccountNumber);
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   const packed = packText(input.payload);
@@ -79,18 +93,40 @@ export async function storeStagedPayload(
   const markStaged = () =>
     retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
 
+  // Deferred: the payload is kept under its hash only, and becomes the staged one when `promoteStagedPayload`
+  // is called (a schedule, once its task is recorded).
+  const keepVersion = () =>
+    retryTransient(() =>
+      batchedInsert(payloads, [
+        completeDocument(
+          payloads,
+          { _id: archiveKey(_id, payloadHash(input.payload)), payload: packed, stagedAt: input.now },
+          input.now,
+        ),
+      ]),
+    );
   if (existing) {
+    if (mode === 'defer') {
+      await keepVersion();
+      return { status: 'updated', deferred: true };
+    }
     await archiveCurrent(payloads, _id, input.payload, input.now);
     await replacePayload();
     await markStaged();
-    return 'updated';
+    return { status: 'updated', deferred: false };
   }
   const [payloadOutcome] = await retryTransient(() =>
     batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
   );
+  let deferred = false;
   if (payloadOutcome === 'duplicate') {
-    await archiveCurrent(payloads, _id, input.payload, input.now);
-    await replacePayload();
+    if (mode === 'defer') {
+      await keepVersion();
+      deferred = true;
+    } else {
+      await archiveCurrent(payloads, _id, input.payload, input.now);
+      await replacePayload();
+    }
   }
   // Processes come into being only by staging (or skipped by an operator), so "inserted" means "first stage".
   const processDoc = completeDocument(
@@ -108,9 +144,25 @@ export async function storeStagedPayload(
   const [processOutcome] = await retryTransient(() =>
     batchedInsert(models.AccountImportProcess, [processDoc]),
   );
-  if (processOutcome === 'inserted') return 'created';
-  await markStaged();
-  return 'updated';
+  if (processOutcome === 'inserted') return { status: 'created', deferred };
+  if (!deferred) await markStaged();
+  return { status: 'updated', deferred };
+}
+
+/**
+ * Makes a payload stored with `mode: 'defer'` the staged one (the current one is archived under its hash
+ * first, as any replacement does). Idempotent: promoting the payload staged now writes the same again.
+ */
+export async function promoteStagedPayload(models: Models, key: string, payload: string, now: Date) {
+  const payloads = stagedPayloadModel(models.AccountImportProcess.db);
+  const packed = packText(payload);
+  await archiveCurrent(payloads, key, payload, now);
+  await upsertById(() =>
+    payloads.updateOne({ _id: key }, { $set: { payload: packed, stagedAt: now } }, { upsert: true }),
+  );
+  await retryTransient(() =>
+    models.AccountImportProcess.updateOne({ _id: key }, { $set: { stagedAt: now } }),
+  );
 }
 
 /**

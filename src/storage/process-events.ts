@@ -266,6 +266,7 @@ function toEvent(seq: number, entry: Pick<EntryFields, 'event' | 'data' | 'run' 
 
 /** The status body's `latest_event`, and an item of the history. */
 export function describeEvent(event: ProcessEvent) {
-  const { operations_team_id: _team, ...data } = event.data;
+  // Internal: the team's id (the request named it) and the hash of the payload a task creates from.
+  const { operations_team_id: _team, payload_hash: _hash, ...data } = event.data;
   return { event: eventName(event.kind), occurred_at: formatUtcDatetime(event.occurredAt), data };
 }

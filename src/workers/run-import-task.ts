@@ -111,6 +111,7 @@ export async function runImportTaskJob(
         dryRun: task.dryRun,
         jobId: job.id!,
         run,
+        payloadHash: task.payloadHash,
       },
     );
     finished = true;

@@ -67,6 +67,8 @@ export type Task = {
   windowEnd: string;
   dryRun: boolean;
   operationsTeamId: string;
+  /** The hash of the payload the task creates from (tasks recorded before it existed: the staged one). */
+  payloadHash?: string;
 };
 
 export type ProcessEvent = {
@@ -151,6 +153,7 @@ function taskOf(event: ProcessEvent): Task {
     windowEnd: d.schedule_window_end as string,
     dryRun: d.is_dry_run === true,
     operationsTeamId: d.operations_team_id as string,
+    ...(typeof d.payload_hash === 'string' ? { payloadHash: d.payload_hash } : {}),
   };
 }
 
@@ -185,6 +188,7 @@ export function onSchedule(
         schedule_window_end: task.windowEnd,
         is_dry_run: task.dryRun,
         operations_team_id: task.operationsTeamId,
+        ...(task.payloadHash ? { payload_hash: task.payloadHash } : {}),
       },
     },
   };
