@@ -1,6 +1,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Files under `files` may not import from the source folders named in `above`. */
+function layer(files, above) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${above.join('|')})/`,
+              message: 'Layers depend downward: this module may not import from a layer above it.',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'coverage/**'] },
   js.configs.recommended,
@@ -14,6 +34,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // Layers depend downward: routes (src/api) and the worker entry (src/workers) on top; then creation,
+  // post-import, webhooks and the operator commands; then storage, domain, models, the job catalogue and the
+  // infrastructure. An import that runs back up is an error.
+  layer(
+    ['src/creation/**', 'src/post-import/**', 'src/webhooks/**', 'src/admin/**'],
+    ['api', 'workers', 'cli'],
+  ),
+  layer(
+    ['src/storage/**', 'src/domain/**', 'src/models/**', 'src/jobs/**', 'src/infra/**', 'src/schemas/**'],
+    ['api', 'workers', 'cli', 'client', 'creation', 'post-import', 'webhooks', 'admin'],
+  ),
   {
     // Tests read JSON bodies freely; production code stays strict.
     files: ['test/**/*.ts', 'bench/**/*.ts'],

@@ -5,7 +5,7 @@ import { createAccount } from '../../src/creation/create-account.js';
 import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { processKey } from '../../src/models/account-import-process.js';
-import { jobId, retention } from '../../src/workers/catalog.js';
+import { jobId, retention } from '../../src/jobs/catalog.js';
 import { until } from '../../test/creation/support.js';
 import { creationEnv, PAYLOAD_KINDS, pool, SUPPLIER, TEAM, type PayloadKind } from '../creation-env.js';
 import { latencySummary, round, type BenchEnv, type Scenario } from '../support.js';

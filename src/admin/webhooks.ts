@@ -6,7 +6,7 @@ import { webhookEventTypes } from '../domain/import-process/state.js';
 import type { Models } from '../models/index.js';
 import { deliveryJobId } from '../webhooks/dispatch-event.js';
 import { checkWebhookUrl, UnsafeWebhookUrl } from '../webhooks/url-guard.js';
-import { jobCatalog, retention } from '../workers/catalog.js';
+import { jobCatalog, retention } from '../jobs/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { sealSecret } from '../webhooks/secret-box.js';

@@ -3,7 +3,7 @@ import { DatabaseUnavailableError } from '../infra/mongo.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { recordCreationJob } from '../storage/import-processes.js';
-import { jobId } from '../workers/catalog.js';
+import { jobId } from '../jobs/catalog.js';
 import type { CreationOutcome } from './create-account.js';
 import { CreationSlots, slotMember, type SlotSettings } from './slots.js';
 

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import type { Database } from '../infra/mongo.js';
+import { findOperationsTeamId, findSupplierRow, operationsTeamExists } from '../storage/suppliers.js';
 
 /**
  * The supplier and team lookups of account creation, remembered per worker process. Teams are created by
@@ -48,24 +49,22 @@ function makeLookups(db: Database, ttlMs: number): CreationLookups {
       const key = `${organisationId.toHexString()}/${code}`;
       const cached = suppliers?.get(key);
       if (cached) return cached.row;
-      const row = await models.ImportSupplier.findOne({ code, organisationId }).lean();
+      const row = await findSupplierRow(models, code, organisationId);
       suppliers?.set(key, { row });
       return row;
     },
     async teamExists(id) {
       if (teams.has(id)) return true;
-      if (!Types.ObjectId.isValid(id)) return false;
-      const found = (await models.OperationsTeam.exists({ _id: id })) !== null;
+      const found = await operationsTeamExists(models, id);
       if (found) teams.set(id, true);
       return found;
     },
     async teamIdByName(name) {
       const cached = teamIds.get(name);
       if (cached) return cached;
-      const team = await models.OperationsTeam.findOne({ name }).select({ _id: 1 }).lean();
-      if (!team) return null;
-      teamIds.set(name, team._id.toHexString());
-      return team._id.toHexString();
+      const id = await findOperationsTeamId(models, name);
+      if (id !== null) teamIds.set(name, id);
+      return id;
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Models } from '../models/index.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { ProcessIdentity, RecordedEvent } from '../storage/process-events.js';
-import { jobId } from '../workers/catalog.js';
+import { jobId } from '../jobs/catalog.js';
 import { payloadHash, promoteStagedPayload, stageAccount, type StageInput } from './staging.js';
 
 /**

@@ -197,6 +197,31 @@ async function upsertById<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Which processes a supplier's list shows (skipped ones never): every staged or imported one, or either kind. */
+export type ProcessListKind = 'all' | 'pending' | 'imported';
+
+/**
+ * A supplier's processes of one kind, sorted by external account number, read as a cursor (memory stays flat
+ * however long the cohort is); keyset pagination: `limit` processes after `after`.
+ */
+export function listProcesses(
+  models: Models,
+  importSupplier: string,
+  kind: ProcessListKind,
+  page: { limit?: number | undefined; after?: string | undefined },
+) {
+  const filter: Record<string, unknown> = { importSupplier, skipped: { $ne: true } };
+  if (kind === 'pending') Object.assign(filter, { krakenAccountNumber: null, stagedAt: { $ne: null } });
+  else if (kind === 'imported') filter.krakenAccountNumber = { $ne: null };
+  else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedAt: { $ne: null } }];
+  if (page.after !== undefined) filter.externalAccountNumber = { $gt: page.after };
+  const query = models.AccountImportProcess.find(filter)
+    .select({ externalAccountNumber: 1, krakenAccountNumber: 1, accountCreatedAt: 1, _id: 0 })
+    .sort({ externalAccountNumber: 1 });
+  if (page.limit !== undefined) query.limit(page.limit);
+  return query.lean().cursor({ batchSize: Math.min(page.limit ?? 1000, 1000) });
+}
+
 /** Marks the process imported (the last step of a creation): unconditional, every retry writes the same. */
 export async function markImported(
   models: Models,

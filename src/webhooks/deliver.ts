@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
-import type { JobData } from '../workers/catalog.js';
-import type { WorkerContext } from '../workers/context.js';
+import type { JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 import { sendWebhook, type SendResult } from './sender.js';
 import { openSecret } from './secret-box.js';

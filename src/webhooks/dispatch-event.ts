@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
-import { jobCatalog, jobId, retention, type JobData } from '../workers/catalog.js';
-import type { WorkerContext } from '../workers/context.js';
+import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 
 /** A delivery's job id (a replay adds its number, so it runs even after the first job finished). */

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { RecordedEvent } from '../storage/process-events.js';
-import { jobCatalog, jobId, retention } from '../workers/catalog.js';
+import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
 
 /**
  * Hands recorded events to the webhook queue at once (the fast path). Best effort: an event whose job could

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
-import { jobCatalog, jobId, retention, type JobData } from '../workers/catalog.js';
-import type { WorkerContext } from '../workers/context.js';
+import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 
 /** An event this long after its write and still not dispatched is one the relay missed (the relay takes ms). */
 const graceMs = (intervalMs: number) => Math.min(5_000, intervalMs);

@@ -3,13 +3,13 @@ import { createAccount, type CreationOutcome } from '../creation/create-account.
 import { CreationSlots } from '../creation/slots.js';
 import { UnknownRegionError } from '../domain/region/index.js';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
-import { jobCatalog, jobId, retention, type JobData } from './catalog.js';
+import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import { STALLED, CreationRun } from '../creation/runs.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
 import { relayEvents } from '../webhooks/relay.js';
-import type { WorkerContext } from './context.js';
+import type { WorkerContext } from '../jobs/context.js';
 
 /**
  * Runs one account creation under its concurrency slot. The API took the slot when it accepted the

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
-import type { JobData, JobName } from './catalog.js';
-import type { WorkerContext } from './context.js';
+import type { JobData, JobName } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { createAccountJob, recordStalledCreation } from './create-account.js';
 import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';

@@ -6,8 +6,8 @@ import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
 import { relayEvents } from '../webhooks/relay.js';
-import type { JobData } from './catalog.js';
-import type { WorkerContext } from './context.js';
+import type { JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { queueMigrationEmail, recordFailure } from './create-account.js';
 
 /** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */

@@ -11,8 +11,8 @@ import {
   type RedisClient,
 } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
-import { jobCatalog, queueNames, retention, type JobName, type QueueName } from './catalog.js';
-import type { WorkerContext } from './context.js';
+import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { onStalled, processors } from './processors.js';
 
 /** BullMQ's reason for a job moved to failed by the stalled check (`maxStalledCount` exceeded). */

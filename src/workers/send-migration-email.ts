@@ -2,8 +2,8 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { accountNested } from '../models/account.js';
 import { accountHolderEmail } from '../creation/records.js';
 import { migrationEmail, sendMail } from '../creation/email.js';
-import type { JobData } from './catalog.js';
-import type { WorkerContext } from './context.js';
+import type { JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 import { isDuplicateKey } from '../infra/mongo.js';
 
 export type EmailOutcome =

@@ -3,8 +3,8 @@ import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import { checkActive, recordInstruction, type VerifyOutcome } from '../post-import/payment-instructions.js';
 import { buildVendors, type PaymentVendor } from '../vendors/index.js';
-import type { JobData } from './catalog.js';
-import type { WorkerContext } from './context.js';
+import type { JobData } from '../jobs/catalog.js';
+import type { WorkerContext } from '../jobs/context.js';
 
 const vendorsByConfig = new WeakMap<Config, ReadonlyMap<string, PaymentVendor>>();
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { jobCatalog, retention } from '../../src/workers/catalog.js';
+import { jobCatalog, retention } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,

@@ -4,7 +4,7 @@ import { SMTPServer } from 'smtp-server';
 import type { Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/infra/mongo.js';
 import { startWorkers, type RunningWorkers } from '../../src/workers/runtime.js';
-import type { QueueName } from '../../src/workers/catalog.js';
+import type { QueueName } from '../../src/jobs/catalog.js';
 import { validAccountPayload } from '../domain/fixtures.js';
 import { createTenant, type TestApp } from '../support/app.js';
 

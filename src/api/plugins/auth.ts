@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { Types } from 'mongoose';
 import { TokenError } from '../../auth/tokens.js';
+import { findApiKeyById } from '../../storage/api-keys.js';
 import { ApiError } from '../errors.js';
 
 export type Principal = { organisationId: Types.ObjectId; apiKeyId: string };
@@ -37,10 +38,7 @@ export default fp(
       const cacheKey = `${organisationId}/${apiKeyId}`;
       const cached = liveKeys?.get(cacheKey);
       if (cached !== undefined) return cached;
-      // By `_id` alone: the one lookup every MongoDB-compatible server answers from an index.
-      const key = Types.ObjectId.isValid(apiKeyId)
-        ? await app.db.models.ApiKey.findById(apiKeyId, { organisationId: 1, revokedAt: 1 }).lean()
-        : null;
+      const key = await findApiKeyById(app.db.models, apiKeyId);
       const live = key !== null && String(key.organisationId) === organisationId && !key.revokedAt;
       liveKeys?.set(cacheKey, live);
       return live;

@@ -7,7 +7,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import { Job } from 'bullmq';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { WebhookFleetState } from '../../webhooks/fleet-state.js';
-import { queueNames } from '../../workers/catalog.js';
+import { queueNames } from '../../jobs/catalog.js';
 
 const BASE = '/admin/queues';
 

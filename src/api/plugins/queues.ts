@@ -7,7 +7,7 @@ import {
   type JobData,
   type JobName,
   type QueueName,
-} from '../../workers/catalog.js';
+} from '../../jobs/catalog.js';
 import { withTimeout } from '../../infra/timeout.js';
 import { waitForFinish } from '../../infra/wait-for-finish.js';
 import { JobResults } from '../../infra/job-results.js';

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import type { HydratedDocument } from 'mongoose';
 import type { ImportSupplier } from '../../models/import-supplier.js';
+import { findSupplierDocument } from '../../storage/suppliers.js';
 import { ApiError } from '../errors.js';
 
 export type SupplierDoc = HydratedDocument<ImportSupplier>;
@@ -31,7 +32,7 @@ export default fp(
       const key = `${organisationId}/${code}`;
       const hit = cache?.get(key);
       if (hit) return hit.doc;
-      const doc = await app.db.models.ImportSupplier.findOne({ code, organisationId });
+      const doc = await findSupplierDocument(app.db.models, code, organisationId);
       cache?.set(key, { doc });
       return doc;
     };

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import mercurius, { type MercuriusContext } from 'mercurius';
-import { Types } from 'mongoose';
 import { hashApiKey } from '../../auth/api-keys.js';
 import { TokenError } from '../../auth/tokens.js';
 import { isDatabaseUnavailable } from '../../infra/mongo.js';
+import { findApiKeyByHash, findApiKeyById } from '../../storage/api-keys.js';
 import { errorCatalogue, SERVICE_UNAVAILABLE_RETRY_AFTER } from '../errors.js';
 
 const { ErrorWithProps } = mercurius;
@@ -73,12 +73,13 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
     let organisationId: string;
     let apiKeyId: string;
     if (hasKey) {
-      const key = await app.db.models.ApiKey.findOne({
-        hash: hashApiKey(input.APIKey as string, app.config.API_KEY_HASH_SECRET),
-      });
+      const key = await findApiKeyByHash(
+        app.db.models,
+        hashApiKey(input.APIKey as string, app.config.API_KEY_HASH_SECRET),
+      );
       if (!key || key.revokedAt) fail('Invalid API key.', 'INVALID_API_KEY');
       organisationId = String(key.organisationId);
-      apiKeyId = key.id as string;
+      apiKeyId = key._id.toHexString();
     } else {
       try {
         const claims = await app.tokens.verify(input.refreshToken as string, 'refresh');
@@ -89,9 +90,7 @@ export default async function graphqlRoutes(app: FastifyInstance): Promise<void>
           fail('Refresh token has expired.', 'REFRESH_TOKEN_EXPIRED');
         fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
       }
-      const key = Types.ObjectId.isValid(apiKeyId)
-        ? await app.db.models.ApiKey.findById(apiKeyId).lean()
-        : null;
+      const key = await findApiKeyById(app.db.models, apiKeyId);
       if (!key || key.revokedAt) fail('Invalid refresh token.', 'INVALID_REFRESH_TOKEN');
     }
     const access = await app.tokens.issue('access', organisationId, apiKeyId);

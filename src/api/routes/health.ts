@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pingDatabase } from '../../infra/mongo.js';
 import { redisReady } from '../../infra/redis.js';
 import { withTimeout } from '../../infra/timeout.js';
-import { queueNames } from '../../workers/catalog.js';
+import { queueNames } from '../../jobs/catalog.js';
 
 const CHECK_TIMEOUT_MS = 1_000;
 

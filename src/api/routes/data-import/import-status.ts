@@ -7,6 +7,7 @@ import { processKey } from '../../../models/account-import-process.js';
 import { formatUtcDatetime } from '../../../schemas/primitives.js';
 import { ApiError } from '../../errors.js';
 import { PENDING_JOB_STATES } from '../../../creation/create-request.js';
+import { findProcess, listProcesses, type ProcessListKind } from '../../../storage/import-processes.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
 import { pathIdentifier } from '../../../schemas/primitives.js';
 
@@ -27,8 +28,6 @@ const statusBody = z.object({
   status: z.enum(['UNKNOWN', 'COMPLETED', 'IN_PROGRESS']),
   kraken_account_number: z.string(),
 });
-
-type ListKind = 'all' | 'pending' | 'imported';
 
 export default async function importStatusRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -68,9 +67,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
     },
     async (request) => {
       const supplier = await request.tenant.getSupplier(request.params.code);
-      const process = await app.db.models.AccountImportProcess.findById(
-        processKey(supplier.code, request.params.external),
-      ).lean();
+      const process = await findProcess(app.db.models, processKey(supplier.code, request.params.external));
       if (!process || (!process.stagedAt && !process.krakenAccountNumber))
         throw new ApiError('import_process_not_found');
       if (process.krakenAccountNumber)
@@ -82,7 +79,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
     },
   );
 
-  const list = (kind: ListKind, operationId: string, summary: string) =>
+  const list = (kind: ProcessListKind, operationId: string, summary: string) =>
     app.get(
       `/${kind}-account-import-processes/:code/`,
       {
@@ -106,17 +103,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
       },
       async (request, reply) => {
         const supplier = await request.tenant.getSupplier(request.params.code);
-        const filter: Record<string, unknown> = { importSupplier: supplier.code, skipped: { $ne: true } };
-        if (kind === 'pending') Object.assign(filter, { krakenAccountNumber: null, stagedAt: { $ne: null } });
-        else if (kind === 'imported') filter.krakenAccountNumber = { $ne: null };
-        else filter.$or = [{ krakenAccountNumber: { $ne: null } }, { stagedAt: { $ne: null } }];
-        const { limit, after } = request.query;
-        if (after !== undefined) filter.externalAccountNumber = { $gt: after };
-        const query = app.db.models.AccountImportProcess.find(filter)
-          .select({ externalAccountNumber: 1, krakenAccountNumber: 1, accountCreatedAt: 1, _id: 0 })
-          .sort({ externalAccountNumber: 1 });
-        if (limit !== undefined) query.limit(limit);
-        const cursor = query.lean().cursor({ batchSize: Math.min(limit ?? 1000, 1000) });
+        const cursor = listProcesses(app.db.models, supplier.code, kind, request.query);
         // Streamed item by item so memory stays flat however long the cohort is.
         async function* body() {
           let first = true;

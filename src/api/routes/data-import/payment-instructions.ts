@@ -6,7 +6,7 @@ import { validatePaymentInstruction } from '../../../domain/validation/index.js'
 import { paymentInstructionSchema } from '../../../schemas/post-import.js';
 import { checkActive, type VerifyOutcome } from '../../../post-import/payment-instructions.js';
 import { publishPostImport, resolveImport } from '../../post-import-target.js';
-import { jobId } from '../../../workers/catalog.js';
+import { jobId } from '../../../jobs/catalog.js';
 import { ApiError, errorCatalogue } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';

@@ -16,7 +16,7 @@ import { findProcess } from '../../../storage/import-processes.js';
 import { storageFor } from '../../../storage/index.js';
 import { describeEvent } from '../../../storage/process-events.js';
 import { relayEvents } from '../../../webhooks/relay.js';
-import { jobCatalog, retention } from '../../../workers/catalog.js';
+import { jobCatalog, retention } from '../../../jobs/catalog.js';
 import { ApiError } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import type { SupplierDoc } from '../../plugins/tenancy.js';
