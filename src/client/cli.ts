@@ -10,7 +10,8 @@ import { readJsonLines } from './input.js';
 import { migrateAccount } from './migrate.js';
 import { fieldErrors, successes, type FieldError, type Outcome, type Result } from './outcomes.js';
 import { Progress } from './progress.js';
-import { ReportWriter, type Summary } from './report.js';
+import { ReportWriter, type RunHistory, type Summary } from './report.js';
+import { commandLine, redact } from './command.js';
 import { loadClientConfig } from '../config.js';
 import { identify } from './identity.js';
 import { runLines } from './run.js';
@@ -52,33 +53,62 @@ function api(): ApiClient {
 
 type Common = { report?: string; quiet?: boolean };
 
-function setUp(file: string, options: Common) {
-  if (file !== '-') {
-    try {
-      statSync(file);
-    } catch {
-      throw new UsageError(`cannot read ${file}`);
-    }
+function checkInput(file: string): void {
+  if (file === '-') return;
+  try {
+    statSync(file);
+  } catch {
+    throw new UsageError(`cannot read ${file}`);
   }
+}
+
+/** The report folder: `--report`, else `import-report-<UTC timestamp>` in the current folder. */
+function reportDir(options: Common): string {
   const stamp = new Date()
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
-  const dir = resolve(options.report ?? `import-report-${stamp}`);
-  const report = new ReportWriter(dir);
+  return resolve(options.report ?? `import-report-${stamp}`);
+}
+
+/** The secrets a report must never show: the API key (the token is recognised by its shape, see command.ts). */
+const secrets = () => [process.env.IMPORT_API_KEY];
+
+/**
+ * The report and the progress of a command: the command line as it was given and the options in effect
+ * (paths resolved), both with secrets redacted; the runs of `history` when there is one.
+ */
+function startReport(
+  dir: string,
+  options: Common & Record<string, unknown>,
+  extra: { history?: RunHistory; client?: ApiClient | null; state?: string } = {},
+) {
+  const effective = Object.fromEntries(
+    Object.entries({ ...options, report: dir, ...(extra.state ? { state: extra.state } : {}) }).map(
+      ([k, v]) => [
+        k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+        typeof v === 'string' ? redact(v, secrets()) : v,
+      ],
+    ),
+  );
+  const report = new ReportWriter(dir, {
+    command: commandLine('import-client', process.argv.slice(2), secrets()),
+    options: effective,
+    history: extra.history,
+    throttled: () => extra.client?.throttled ?? 0,
+  });
   const mode = options.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
   const progress = new Progress(mode, null, report.counts);
-  return { report, progress, dir };
+  return { report, progress };
 }
 
 async function conclude(
   report: ReportWriter,
   progress: Progress,
-  command: string,
-  extra: { throttled: number; interrupted: boolean },
+  extra: { interrupted: boolean },
 ): Promise<void> {
   progress.stop();
-  const summary = await report.finish(command, extra);
+  const summary = await report.finish(extra);
   process.stdout.write(JSON.stringify(summaryLine(summary, report.dir), null, 2) + '\n');
   const ok = Object.entries(summary.by_outcome).every(
     ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
@@ -90,7 +120,11 @@ function summaryLine(summary: Summary, dir: string) {
   const counts = Object.fromEntries(Object.entries(summary.by_outcome).filter(([, n]) => n > 0));
   return {
     report: dir,
+    run: summary.run,
+    runs: summary.total.runs,
     lines: summary.lines,
+    skipped_done_earlier: summary.skipped_done_earlier,
+    sent: summary.sent,
     outcomes: counts,
     accounts_per_s: summary.accounts_per_s,
     seconds: summary.seconds,
@@ -120,8 +154,9 @@ program
   .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
   .option('--quiet', 'print only the summary', false)
   .action(async (file: string, o: Common & { offline: boolean; region: string; concurrency: number }) => {
+    checkInput(file);
     const client = o.offline ? null : api();
-    const { report, progress } = setUp(file, o);
+    const { report, progress } = startReport(reportDir(o), o, { client });
     const catalogue = buildCatalogue();
     const today = () => new Date().toISOString().slice(0, 10);
     const { interrupted } = await runLines(
@@ -149,10 +184,7 @@ program
       report,
       progress,
     );
-    await conclude(report, progress, `validate ${file}${o.offline ? ' --offline' : ''}`, {
-      throttled: client?.throttled ?? 0,
-      interrupted,
-    });
+    await conclude(report, progress, { interrupted });
   });
 
 program
@@ -196,9 +228,13 @@ program
       if (!(o.pollTimeout > 0)) throw new UsageError('--poll-timeout must be a positive number of seconds');
       if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
         throw new UsageError('--concurrency must be a positive integer');
+      checkInput(file);
       const client = api();
-      const { report, progress, dir } = setUp(file, o);
-      const state = new ResumeState(resolve(o.state ?? join(dirname(dir), 'import-state.sqlite')), {
+      const dir = reportDir(o);
+      // Beside the report folder by default: runs that write their reports in one folder share one state.
+      const statePath = resolve(o.state ?? join(dirname(dir), 'import-state.sqlite'));
+      // Opened before the report is started: a refused state leaves any earlier report as it was.
+      const state = new ResumeState(statePath, {
         service: client.baseUrl,
         organisation: await client.organisation(),
         mode: o.mode,
@@ -206,6 +242,7 @@ program
         dry_run: o.dryRun,
       });
       try {
+        const { report, progress } = startReport(dir, o, { history: state, client, state: statePath });
         const { interrupted } = await runLines(
           // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
           readJsonLines(file, { parse: o.mode === 'v2' }),
@@ -220,10 +257,7 @@ program
           report,
           progress,
         );
-        await conclude(report, progress, `migrate ${file} --mode ${o.mode}${o.dryRun ? ' --dry-run' : ''}`, {
-          throttled: client.throttled,
-          interrupted,
-        });
+        await conclude(report, progress, { interrupted });
       } finally {
         state.close();
       }
@@ -242,8 +276,9 @@ program
     const path = (postImportPaths as Record<string, string>)[kind];
     if (!path)
       throw new UsageError(`unknown kind ${kind}: one of ${Object.keys(postImportPaths).join(', ')}`);
+    checkInput(file);
     const client = api();
-    const { report, progress } = setUp(file, o);
+    const { report, progress } = startReport(reportDir(o), o, { client });
     const { interrupted } = await runLines(
       readJsonLines(file),
       { concurrency: o.concurrency, stop: stop.signal },
@@ -255,10 +290,7 @@ program
       report,
       progress,
     );
-    await conclude(report, progress, `post-import ${kind} ${file}`, {
-      throttled: client.throttled,
-      interrupted,
-    });
+    await conclude(report, progress, { interrupted });
   });
 
 /** A line sent as one request: `success` on a 2xx, `validation_failed` on a 400, else `failed`. */

@@ -44,7 +44,8 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
     const hash = createHash('sha256').update(line.text).digest('hex');
     if (key) {
       const known = state.decide(key);
-      if (known.action === 'done') return { ...known.result, line: line.line, attempts: 0, ms: 0 };
+      if (known.action === 'done')
+        return { ...known.result, line: line.line, attempts: 0, ms: 0, done_earlier: true };
     }
     let attempts = 0;
     const finish = (

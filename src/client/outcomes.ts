@@ -26,6 +26,11 @@ export type Result = {
   errors: FieldError[];
   attempts: number;
   ms: number;
+  /**
+   * `migrate` only: the line was not sent, the state says an earlier run on it ended with `outcome` (created or
+   * already imported). Absent on lines this run handled.
+   */
+  done_earlier?: true;
 };
 
 type ErrorBody = {

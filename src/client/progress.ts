@@ -3,12 +3,15 @@ import type { Outcome } from './outcomes.js';
 
 /**
  * Progress on stderr: on a terminal, a live bar (cli-progress) with counts per outcome, rate and ETA;
- * otherwise one plain line every 5 s (logs of CI jobs and `nohup` runs). `quiet` shows nothing.
+ * otherwise one plain line every 5 s (logs of CI jobs and `nohup` runs). `quiet` shows nothing. Lines done in
+ * an earlier run (skipped from the resume state) are counted apart and left out of the rate.
  */
 export class Progress {
   private bar: SingleBar | null = null;
   private timer: NodeJS.Timeout | null = null;
   private done = 0;
+  private sent = 0;
+  private doneEarlier = 0;
   private readonly started = Date.now();
 
   constructor(
@@ -32,8 +35,11 @@ export class Progress {
     }
   }
 
-  tick(): void {
+  /** One line reported; `doneEarlier` when it was skipped as done by an earlier run (not sent). */
+  tick(doneEarlier = false): void {
     this.done++;
+    if (doneEarlier) this.doneEarlier++;
+    else this.sent++;
     this.bar?.update(this.done, { counts: this.countsText(), rate: this.rate() });
   }
 
@@ -44,14 +50,16 @@ export class Progress {
 
   private rate(): string {
     const s = (Date.now() - this.started) / 1000;
-    return s > 0 ? (this.done / s).toFixed(1) : '0';
+    return s > 0 ? (this.sent / s).toFixed(1) : '0';
   }
 
   private countsText(): string {
-    return Object.entries(this.counts)
-      .filter(([, n]) => n > 0)
-      .map(([o, n]) => `${o} ${n}`)
-      .join(' · ');
+    return [
+      ...Object.entries(this.counts)
+        .filter(([, n]) => n > 0)
+        .map(([o, n]) => `${o} ${n}`),
+      ...(this.doneEarlier > 0 ? [`done in an earlier run ${this.doneEarlier}`] : []),
+    ].join(' · ');
   }
 
   private line(): string {

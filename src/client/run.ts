@@ -22,7 +22,7 @@ export async function runLines(
   const inFlight = new Set<Promise<void>>();
   const record = (result: Result) => {
     report.add(result);
-    progress.tick();
+    progress.tick(result.done_earlier === true);
   };
   let interrupted = false;
   for await (const line of input) {

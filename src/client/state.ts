@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { UsageError } from './http.js';
 import type { Outcome, Result } from './outcomes.js';
+import type { RunHistory, RunRecord } from './report.js';
 
 /**
  * What a state's results depend on: the service, the organisation (the API key's) and the options that change
@@ -32,11 +33,18 @@ function alive(pid: number): boolean {
  * how it ended. A SQLite file (node:sqlite, WAL), written as each account finishes, so a run stopped in any
  * way (Ctrl-C, SIGKILL) loses at most the accounts in flight, which the server's own idempotency makes safe
  * to send again (stage replaces, create of an existing account answers "already imported").
+ *
+ * It is also the history of the migration's runs (`runs`: one record per run, saved every few seconds while
+ * it works and at its end): the state is what makes runs one migration (one target, the accounts a rerun
+ * skips), whatever report folder each run writes.
  */
-export class ResumeState {
+export class ResumeState implements RunHistory {
   private readonly db: DatabaseSync;
   private readonly get;
   private readonly put;
+  private readonly insertRun;
+  private readonly updateRun;
+  private readonly listRuns;
   private readonly lockPath: string;
 
   /** Opens the state of `target`, taking its lock; a usage error when another run holds it or the target differs. */
@@ -62,6 +70,10 @@ export class ResumeState {
       updated_at TEXT NOT NULL
     )`);
     this.get = this.db.prepare('SELECT hash, outcome, dry_run, result FROM accounts WHERE key = ?');
+    this.db.exec('CREATE TABLE IF NOT EXISTS runs (run INTEGER PRIMARY KEY, record TEXT NOT NULL)');
+    this.insertRun = this.db.prepare('INSERT INTO runs (record) VALUES (?) RETURNING run');
+    this.updateRun = this.db.prepare('UPDATE runs SET record = ? WHERE run = ?');
+    this.listRuns = this.db.prepare('SELECT run, record FROM runs ORDER BY run');
     // (prepared after the tables exist)
     this.put = this.db.prepare(
       `INSERT INTO accounts (key, hash, outcome, dry_run, result, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -151,6 +163,22 @@ export class ResumeState {
 
   record(key: string, hash: string, dryRun: boolean, result: Result): void {
     this.put.run(key, hash, result.outcome, dryRun ? 1 : 0, JSON.stringify(result), new Date().toISOString());
+  }
+
+  beginRun(record: RunRecord): number {
+    const { run } = this.insertRun.get(JSON.stringify(record)) as { run: number };
+    return run;
+  }
+
+  saveRun(record: RunRecord): void {
+    this.updateRun.run(JSON.stringify(record), record.run);
+  }
+
+  runs(): RunRecord[] {
+    return (this.listRuns.all() as { run: number; record: string }[]).map((row) => ({
+      ...(JSON.parse(row.record) as RunRecord),
+      run: row.run,
+    }));
   }
 
   close(): void {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,7 @@ type Line = {
   kraken_account_number: string | null;
   errors: { code: string; attr: string }[];
   attempts: number;
+  done_earlier?: true;
 };
 const results = (report: string) =>
   readFileSync(join(report, 'results.jsonl'), 'utf8')
@@ -137,7 +138,7 @@ describe('migrate', () => {
       expect(summary.by_error_code.invalid_postcode).toBeGreaterThan(0);
       const csv = readFileSync(join(report, 'results.csv'), 'utf8').trim().split('\n');
       expect(csv[0]).toBe(
-        'line,import_supplier,external_account_number,outcome,http_status,kraken_account_number,errors,attempts,ms',
+        'line,import_supplier,external_account_number,outcome,http_status,kraken_account_number,errors,attempts,ms,done_earlier',
       );
       expect(csv).toHaveLength(1_001);
     },
@@ -190,7 +191,25 @@ describe('migrate', () => {
       expect(final).toHaveLength(300);
       expect(final.every((r) => r.outcome === 'created' || r.outcome === 'already_imported')).toBe(true);
       // Accounts finished by earlier runs are skipped (no request), the rest sent.
-      expect(final.filter((r) => r.attempts === 0).length).toBeGreaterThan(30);
+      const skipped = final.filter((r) => r.done_earlier);
+      expect(skipped.length).toBeGreaterThan(30);
+      expect(skipped.every((r) => r.attempts === 0)).toBe(true);
+      // The report of the last run (in its own folder) has the three runs, from the state they share.
+      const summary = JSON.parse(readFileSync(join(dir, 'r3', 'summary.json'), 'utf8'));
+      expect(summary.runs.map((r: { ended: string }) => r.ended)).toEqual([
+        'interrupted',
+        'unfinished',
+        'completed',
+      ]);
+      expect(summary.runs[0]).toMatchObject({ run: 1, lines: first.lines, sent: first.lines });
+      expect(summary.runs[1].finished_at).toBeNull();
+      expect(summary).toMatchObject({
+        run: 3,
+        lines: 300,
+        skipped_done_earlier: skipped.length,
+        sent: 300 - skipped.length,
+      });
+      expect(summary.by_outcome.created + summary.by_outcome.already_imported).toBe(300 - skipped.length);
       const accounts = await t.app.db.models.Account.find({
         importSupplier: SUPPLIER,
         externalAccountNumber: { $regex: '^RES-' },
@@ -199,6 +218,119 @@ describe('migrate', () => {
       expect(new Set(accounts.map((a) => a.externalAccountNumber)).size).toBe(300);
       const numbers = new Map(final.map((r) => [r.external_account_number, r.kraken_account_number]));
       for (const a of accounts) expect(numbers.get(a.externalAccountNumber)).toBe(a.number);
+    },
+  );
+
+  it(
+    'a resumed run: the report keeps the first run, counts skipped lines apart, rates only what it sent',
+    { timeout: 120_000 },
+    async () => {
+      const lines = Array.from({ length: 24 }, (_, i) => JSON.stringify(account(`HIS-${i}`)));
+      const half = writeLines('history-half.jsonl', lines.slice(0, 12));
+      const full = writeLines('history-full.jsonl', lines);
+      const report = join(dir, 'report-history');
+      const state = join(dir, 'history.sqlite');
+      const migrate = (file: string) =>
+        runClient(
+          [
+            'migrate',
+            file,
+            '--team',
+            TEAM,
+            '--mode',
+            'v1',
+            '--concurrency',
+            '3',
+            '--report',
+            report,
+            '--state',
+            state,
+            '--quiet',
+          ],
+          env,
+        );
+      const first = await migrate(half);
+      expect(first.code, first.stderr).toBe(0);
+      const second = await migrate(full);
+      expect(second.code, second.stderr).toBe(0);
+      // stdout: this run and where it stands among the runs.
+      expect(JSON.parse(second.stdout)).toMatchObject({
+        run: 2,
+        runs: 2,
+        lines: 24,
+        skipped_done_earlier: 12,
+        sent: 12,
+        outcomes: { created: 12 },
+      });
+
+      const summary = JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8'));
+      expect(summary.runs).toHaveLength(2);
+      expect(summary.runs[0]).toMatchObject({
+        run: 1,
+        ended: 'completed',
+        lines: 12,
+        skipped_done_earlier: 0,
+        sent: 12,
+        by_outcome: { created: 12 },
+      });
+      // The 12 lines done in the first run are skipped, never counted as this run's successes.
+      expect(summary).toMatchObject({
+        run: 2,
+        lines: 24,
+        skipped_done_earlier: 12,
+        sent: 12,
+        by_outcome: { created: 12, already_imported: 0 },
+      });
+      expect(summary.runs[1]).toMatchObject({
+        run: 2,
+        ended: 'completed',
+        skipped_done_earlier: 12,
+        sent: 12,
+      });
+      // The rate is over the 12 lines sent (counting the skipped ones would double it).
+      expect(summary.seconds).toBeGreaterThan(0);
+      expect(Math.abs(summary.accounts_per_s - 12 / summary.seconds)).toBeLessThanOrEqual(0.05);
+      // Totals over both runs: every input line sent once and created once; time and CPU of both runs.
+      expect(summary.total).toMatchObject({ runs: 2, sent: 24, started_at: summary.runs[0].started_at });
+      expect(summary.total.by_outcome.created).toBe(24);
+      expect(summary.total.seconds).toBeCloseTo(summary.runs[0].seconds + summary.runs[1].seconds, 2);
+      expect(summary.total.cpu_seconds).toBeGreaterThan(summary.cpu_seconds);
+      expect(Math.abs(summary.total.accounts_per_s - 24 / summary.total.seconds)).toBeLessThanOrEqual(0.05);
+
+      // The whole command line, secrets left out; the options in effect.
+      expect(summary.command).toBe(
+        `import-client migrate ${full} --team 'Client Team' --mode v1 --concurrency 3 --report ${report} --state ${state} --quiet`,
+      );
+      expect(summary.runs[0].command).toContain(half);
+      expect(JSON.stringify(summary)).not.toContain(env.IMPORT_API_KEY);
+      expect(JSON.stringify(summary)).not.toMatch(/eyJ[\w-]*\./);
+      expect(summary.options).toMatchObject({
+        team: TEAM,
+        mode: 'v1',
+        dry_run: false,
+        concurrency: 3,
+        poll_timeout: 1800,
+        report,
+        state,
+      });
+
+      // Every line is in this run's results; the skipped ones say so.
+      const got = results(report);
+      expect(got).toHaveLength(24);
+      expect(
+        got
+          .filter((r) => r.done_earlier)
+          .map((r) => r.line)
+          .sort((a, b) => a - b),
+      ).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      // The first run's report was kept beside it, not written over.
+      const earlier = readdirSync(join(report, 'earlier'));
+      expect(earlier).toHaveLength(1);
+      expect(
+        JSON.parse(readFileSync(join(report, 'earlier', earlier[0]!, 'summary.json'), 'utf8')),
+      ).toMatchObject({ run: 1, lines: 12, sent: 12 });
+      expect(results(join(report, 'earlier', earlier[0]!))).toHaveLength(12);
+      expect((await imported()).filter((a) => a.external_account_number.startsWith('HIS-'))).toHaveLength(24);
     },
   );
 

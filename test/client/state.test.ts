@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +66,11 @@ describe('the resume state', () => {
     const v2 = await migrate(env, '--team', TEAM, '--mode', 'v2');
     expect(v2.code).toBe(2);
     expect(v2.stderr).toContain('--mode: "v1" in the state, "v2" now');
+    // A refused run writes no report (the state is checked before the report starts).
+    const reports = () => readdirSync(dir).filter((n) => n.startsWith('r-'));
+    expect(reports()).toHaveLength(1);
     expect((await migrate(env, '--team', TEAM)).code).toBe(0);
+    expect(reports()).toHaveLength(2);
   });
 
   it('sends again an account that ended supplier_closed: only created and already imported are skipped', async () => {
