@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Operations } from '../src/admin/operations.js';
@@ -95,4 +96,87 @@ export async function pool<T>(
       while (next < items.length) await fn(items[next++]!);
     }),
   );
+}
+
+type Timed = { status: number; ms: number; body: string };
+
+/**
+ * Stage + create over real HTTP (node:http with keep-alive: a lighter load generator than fetch, so it takes
+ * less of the machine from the service it measures), spread round-robin over one or more web processes. A
+ * 429 (the creation limit; should not happen at exactly the limit) is retried after a short pause and counted.
+ */
+export function httpCreationClient(options: {
+  ports: number[];
+  headers: Record<string, string>;
+  template: object;
+  inFlight: number;
+}) {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.inFlight });
+  let turn = 0;
+  const post = (path: string, body: string, port: number): Promise<Timed> =>
+    new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      const req = request(
+        `http://127.0.0.1:${port}/v1/data-import/account-import-process/${path}/`,
+        {
+          method: 'POST',
+          agent,
+          headers: { ...options.headers, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString(),
+              ms: performance.now() - t0,
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const client = {
+    retried429: 0,
+    /** Stages then creates one account (through the next web in turn), recording both latencies. */
+    async stageAndCreate(ext: string, stageMs: number[] = [], createMs: number[] = []) {
+      const port = options.ports[turn++ % options.ports.length]!;
+      const staged = await post(
+        'create-or-update',
+        JSON.stringify({ ...options.template, import_supplier: SUPPLIER, external_account_number: ext }),
+        port,
+      );
+      if (staged.status !== 201) throw new Error(`stage ${ext}: ${staged.status} ${staged.body}`);
+      stageMs.push(staged.ms);
+      const body = JSON.stringify({
+        external_account_number: ext,
+        import_supplier_code: SUPPLIER,
+        operations_team_name: TEAM,
+      });
+      for (;;) {
+        const created = await post('process', body, port);
+        if (created.status === 429) {
+          client.retried429++;
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
+        if (created.status !== 201) throw new Error(`create ${ext}: ${created.status} ${created.body}`);
+        createMs.push(created.ms);
+        return;
+      }
+    },
+    close: () => agent.destroy(),
+  };
+  return client;
+}
+
+/** Documents in every collection of the database (what a run wrote, the tenant's few included). */
+export async function documentCount(db: import('mongoose').Connection): Promise<number> {
+  let total = 0;
+  for (const c of await db.db!.listCollections().toArray())
+    total += await db.db!.collection(c.name).countDocuments();
+  return total;
 }

@@ -61,20 +61,7 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
     mongoBaseUrl: base,
     dbPid,
     redisUrl,
-    config(overrides = {}) {
-      const name = `bench_${randomBytes(4).toString('hex')}`;
-      const url = new URL(base);
-      url.pathname = `/${name}`;
-      return loadConfig({
-        MONGO_URL: url.toString(),
-        REDIS_URL: redisUrl,
-        QUEUE_PREFIX: name,
-        JWT_SECRET: 'bench-jwt-secret-0123456789-abcdefghijklmnop',
-        API_KEY_HASH_SECRET: 'bench-hash-secret-0123456789-abcdefghijklmnop',
-        LOG_LEVEL: 'silent',
-        ...overrides,
-      });
-    },
+    config: (overrides = {}) => benchConfig(base, redisUrl, overrides),
   };
   return {
     env: benchEnv,
@@ -82,6 +69,22 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
       for (const s of stops.reverse()) await s();
     },
   };
+}
+
+/** A fresh config with its own database (on the server at `mongoBaseUrl`) and queue prefix. */
+export function benchConfig(mongoBaseUrl: string, redisUrl: string, overrides: Record<string, string> = {}) {
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  const url = new URL(mongoBaseUrl);
+  url.pathname = `/${name}`;
+  return loadConfig({
+    MONGO_URL: url.toString(),
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: name,
+    JWT_SECRET: 'bench-jwt-secret-0123456789-abcdefghijklmnop',
+    API_KEY_HASH_SECRET: 'bench-hash-secret-0123456789-abcdefghijklmnop',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
 }
 
 /**

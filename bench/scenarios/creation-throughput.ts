@@ -1,7 +1,13 @@
-import { Agent, request } from 'node:http';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
-import { creationEnv, PAYLOAD_KINDS, pool, SUPPLIER, TEAM, type PayloadKind } from '../creation-env.js';
+import {
+  creationEnv,
+  documentCount,
+  httpCreationClient,
+  PAYLOAD_KINDS,
+  pool,
+  type PayloadKind,
+} from '../creation-env.js';
 import { cpuMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
 
 const list = (value: string) => value.split(',').map((s) => Number(s.trim()));
@@ -15,8 +21,6 @@ const SWEEP_ACCOUNTS = Number(process.env.BENCH_SWEEP_ACCOUNTS ?? 500);
 const WARM_UP = 100;
 const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
 const WORKER_CONCURRENCY = process.env.BENCH_WORKER_CONCURRENCY ?? '50';
-
-type Timed = { status: number; ms: number; body: string };
 
 /**
  * (b) End-to-end throughput over real HTTP: one `web` and one `worker` process (the service's own entry
@@ -58,14 +62,6 @@ const scenario: Scenario = {
 };
 export default scenario;
 
-/** Documents in every collection of the database (what the run wrote, the tenant's few included). */
-async function documentCount(db: import('mongoose').Connection): Promise<number> {
-  let total = 0;
-  for (const c of await db.db!.listCollections().toArray())
-    total += await db.db!.collection(c.name).countDocuments();
-  return total;
-}
-
 async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: number) {
   const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
   const e = await creationEnv(config, { workers: false, payload: kind, months });
@@ -77,72 +73,23 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
   );
   const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
   const worker = startProcess('worker', { ...base, WORKER_CONCURRENCY });
-  // node:http with keep-alive: a lighter client than fetch, so the load generator takes less of the
-  // machine's two cores from the service it measures.
-  const agent = new Agent({ keepAlive: true, maxSockets: LIMIT });
+  const client = httpCreationClient({
+    ports: [port],
+    headers: e.headers,
+    template: e.template,
+    inFlight: LIMIT,
+  });
   try {
     await waitForPort(port);
-    const url = (path: string) => `http://127.0.0.1:${port}/v1/data-import/account-import-process/${path}/`;
-    const post = (path: string, body: string): Promise<Timed> =>
-      new Promise((resolve, reject) => {
-        const t0 = performance.now();
-        const req = request(
-          url(path),
-          {
-            method: 'POST',
-            agent,
-            headers: { ...e.headers, 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () =>
-              resolve({
-                status: res.statusCode ?? 0,
-                body: Buffer.concat(chunks).toString(),
-                ms: performance.now() - t0,
-              }),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
     const template = e.template;
     const txCount = (template.ledgers ?? []).reduce(
       (n, l) => n + l.historical_statement_transactions.length + l.current_statement_transactions.length,
       0,
     );
-    const stageAndCreate = async (ext: string, stageMs: number[], createMs: number[]) => {
-      const staged = await post(
-        'create-or-update',
-        JSON.stringify({ ...template, import_supplier: SUPPLIER, external_account_number: ext }),
-      );
-      if (staged.status !== 201) throw new Error(`stage ${ext}: ${staged.status} ${staged.body}`);
-      stageMs.push(staged.ms);
-      const request = JSON.stringify({
-        external_account_number: ext,
-        import_supplier_code: SUPPLIER,
-        operations_team_name: TEAM,
-      });
-      for (;;) {
-        const created = await post('process', request);
-        if (created.status === 429) {
-          retried429++;
-          await new Promise((r) => setTimeout(r, 20));
-          continue;
-        }
-        if (created.status !== 201) throw new Error(`create ${ext}: ${created.status} ${created.body}`);
-        createMs.push(created.ms);
-        return;
-      }
-    };
-    let retried429 = 0;
     // Warm-up, not measured: module loading, JIT, connection pools (minutes of a real migration amortise them).
     const warm = Array.from({ length: WARM_UP }, (_, i) => `WARM-${i}`);
-    await pool(warm, LIMIT, (ext) => stageAndCreate(ext, [], []));
-    retried429 = 0;
+    await pool(warm, LIMIT, (ext) => client.stageAndCreate(ext));
+    client.retried429 = 0;
     const documentsBefore = await documentCount(e.app.db.conn);
     const cpu = cpuMeter({ database: env.dbPid, web: web.proc.pid, worker: worker.proc.pid });
     const clientCpu = process.cpuUsage();
@@ -153,7 +100,7 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
     let done = 0;
     let lastReport = started;
     await pool(externals, LIMIT, async (ext) => {
-      await stageAndCreate(ext, stageMs, createMs);
+      await client.stageAndCreate(ext, stageMs, createMs);
       done++;
       if (performance.now() - lastReport > 10_000) {
         lastReport = performance.now();
@@ -161,10 +108,10 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
       }
     });
     const seconds = (performance.now() - started) / 1000;
-    const client = process.cpuUsage(clientCpu);
+    const loadCpu = process.cpuUsage(clientCpu);
     const cpuPerAccount = {
       ...cpu.perItemMs(size),
-      client: round((client.user + client.system) / 1000 / size, 2),
+      client: round((loadCpu.user + loadCpu.system) / 1000 / size, 2),
     };
     const imported = await e.app.db.models.AccountImportProcess.countDocuments({
       krakenAccountNumber: { $ne: null },
@@ -182,10 +129,10 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
       accounts_per_s: round(size / seconds, 1),
       stage: latencySummary(stageMs),
       create: latencySummary(createMs),
-      retried_429: retried429,
+      retried_429: client.retried429,
     };
   } finally {
-    agent.destroy();
+    client.close();
     await Promise.all([web.stop(), worker.stop()]);
     await e.close();
   }

@@ -146,6 +146,16 @@ program
   .action((code: string, external: string) => withOps((ops) => ops.skipAccount(code, external)));
 
 program
+  .command('init-db')
+  .description(
+    'create every collection and index (every process does at boot; run it once before starting FerretDB ' +
+      'sidecars on a shared PostgreSQL)',
+  )
+  .action(() =>
+    withOps(async () => ({ collections: (await db!.conn.db!.listCollections().toArray()).length })),
+  );
+
+program
   .command('demo')
   .description(
     'create (idempotently) a demo organisation, supplier DEMO and team Migrations, with a new API key',

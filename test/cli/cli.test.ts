@@ -177,6 +177,16 @@ describe('import-admin', () => {
     expect(token.body.data?.obtainKrakenToken.token).toEqual(expect.any(String));
   });
 
+  it('init-db creates every collection, those without secondary indexes included', async () => {
+    const res = await admin('init-db');
+    expect(res.code).toBe(0);
+    const names = (await t.app.db.conn.db!.listCollections().toArray()).map((c) => c.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['staged_payloads', 'account_import_processes', 'import_events']),
+    );
+    expect(res.out.collections).toBe(names.length);
+  });
+
   it('exits non-zero with usage help for an unknown command', async () => {
     const res = await admin('frobnicate');
     expect(res.code).not.toBe(0);

@@ -1,0 +1,231 @@
+import { availableParallelism } from 'node:os';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { childEnv, startProcess, type Child } from '../../test/creation/processes.js';
+import {
+  freePort,
+  startFerretDb,
+  startRedisServer,
+  waitForPort,
+  type LocalServer,
+} from '../../test/support/processes.js';
+import { createPgDatabase, startFerretDbOnPostgres } from '../../test/support/postgres.js';
+import { postgresCpuSeconds, tierMeter } from '../capacity-env.js';
+import { creationEnv, httpCreationClient, pool } from '../creation-env.js';
+import { benchConfig, processCpuSeconds, round, type Scenario } from '../support.js';
+
+const ACCOUNTS = Number(process.env.BENCH_CAPACITY_ACCOUNTS ?? 1000);
+const BACKENDS = (process.env.BENCH_CAPACITY_BACKENDS ?? 'sqlite,postgresql').split(',').map((s) => s.trim());
+const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
+const LIMIT = 50;
+const WARM_UP = 100;
+const CORES = availableParallelism();
+
+type Backend = 'sqlite' | 'postgresql';
+type Shape = { webs: number; workers: number };
+
+/**
+ * The capacity model's inputs, measured: CPU milliseconds per realistic account (stage + create over HTTP)
+ * for every tier (web, worker, FerretDB, PostgreSQL or SQLite inside FerretDB, Redis, and the load
+ * generator) on both database backends, with 1 web + 1 worker and with 2 webs + 2 workers (the same 50
+ * accounts in flight, round-robin over the webs, as a load balancer would), and the ceiling of one BullMQ
+ * queue on one Redis (no-op jobs). On the PostgreSQL backend every web and worker has a FerretDB of its own
+ * (a sidecar), all on one PostgreSQL database; on SQLite they share one FerretDB (one file).
+ * The model: on a machine whose cores all tiers share, accounts/s ≈ cores × 1000 / (sum of the tiers' CPU
+ * ms per account); it is checked against the 2 + 2 run.
+ */
+const scenario: Scenario = {
+  name: 'capacity',
+  description:
+    `CPU ms per realistic account per tier (web, worker, FerretDB, PostgreSQL, Redis, load generator) for ` +
+    `stage + create of ${ACCOUNTS} accounts with 1 web + 1 worker and 2 webs + 2 workers, on ` +
+    `${BACKENDS.join(' and ')}; the model's prediction against the 2 + 2 run; one BullMQ queue's ceiling ` +
+    `(${QUEUE_JOBS} no-op jobs) on one Redis`,
+  async run() {
+    const results: Record<string, unknown> = { cores: CORES, accounts: ACCOUNTS, in_flight: LIMIT };
+    for (const backend of BACKENDS as Backend[]) {
+      const one = await runTopology(backend, { webs: 1, workers: 1 });
+      const two = await runTopology(backend, { webs: 2, workers: 2 });
+      const predicted = round((CORES * 1000) / one.cpu_ms_total, 1);
+      results[backend] = {
+        one_web_one_worker: one,
+        two_webs_two_workers: two,
+        model: {
+          predicted_accounts_per_s: predicted,
+          measured_two_by_two: two.accounts_per_s,
+          error_pct: round(((two.accounts_per_s - predicted) / predicted) * 100, 1),
+        },
+      };
+    }
+    results.queue_ceiling = await queueCeiling();
+    return results;
+  },
+};
+export default scenario;
+
+async function runTopology(backend: Backend, shape: Shape) {
+  const stops: Array<() => Promise<void> | void> = [];
+  const children: Child[] = [];
+  try {
+    const redis = await startRedisServer();
+    stops.push(redis.stop);
+    // One FerretDB per process on PostgreSQL, started once the schema exists (created through the bench's own
+    // FerretDB, as `import-admin init-db` would; see the README); one FerretDB shared on SQLite.
+    const pods = shape.webs + shape.workers;
+    const pg = backend === 'postgresql' ? createPgDatabase('bench_capacity') : null;
+    if (pg) stops.push(pg.drop);
+    const first = pg ? await startFerretDbOnPostgres(pg.url) : await startFerretDb();
+    stops.push(first.stop);
+    const config = benchConfig(first.url, redis.url, { ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
+    const e = await creationEnv(config, { workers: false, payload: 'realistic' });
+    stops.push(() => e.close());
+    const sidecars: LocalServer[] = [];
+    for (let i = 0; i < pods; i++) {
+      const sidecar = pg ? await startFerretDbOnPostgres(pg.url) : first;
+      if (pg) stops.push(sidecar.stop);
+      sidecars.push(sidecar);
+    }
+    const on = (sidecar: LocalServer) => {
+      const url = new URL(config.MONGO_URL);
+      url.port = String(sidecar.port);
+      return url.toString();
+    };
+    const ports: number[] = [];
+    for (let i = 0; i < shape.webs; i++) {
+      const port = await freePort();
+      ports.push(port);
+      children.push(
+        startProcess('web', {
+          ...childEnv(config),
+          MONGO_URL: on(sidecars[i]!),
+          PORT: String(port),
+          HOST: '127.0.0.1',
+        }),
+      );
+    }
+    for (let i = 0; i < shape.workers; i++) {
+      children.push(
+        startProcess('worker', {
+          ...childEnv(config),
+          MONGO_URL: on(sidecars[shape.webs + i]!),
+          WORKER_CONCURRENCY: String(LIMIT),
+        }),
+      );
+    }
+    for (const port of ports) await waitForPort(port);
+    const client = httpCreationClient({ ports, headers: e.headers, template: e.template, inFlight: LIMIT });
+    stops.push(() => client.close());
+
+    // Warm-up (not measured): module loading, JIT, connection pools.
+    await pool(
+      Array.from({ length: WARM_UP }, (_, i) => `WARM-${i}`),
+      LIMIT,
+      (ext) => client.stageAndCreate(ext),
+    );
+    const pid = (c: Child) => () => processCpuSeconds(c.proc.pid);
+    const ferretPids = [...new Set(sidecars)].map((s) => () => processCpuSeconds(s.pid));
+    const meter = tierMeter({
+      web: children.slice(0, shape.webs).map(pid),
+      worker: children.slice(shape.webs).map(pid),
+      ferretdb: ferretPids,
+      ...(backend === 'postgresql' ? { postgresql: [postgresCpuSeconds] } : {}),
+      redis: [() => processCpuSeconds(redis.pid)],
+      load_generator: [() => cpuSecondsOfThisProcess()],
+    });
+    const started = performance.now();
+    const externals = Array.from({ length: ACCOUNTS }, (_, i) => `CAP-${String(i).padStart(6, '0')}`);
+    await pool(externals, LIMIT, (ext) => client.stageAndCreate(ext));
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = meter.perItemMs(ACCOUNTS);
+    const imported = await e.app.db.models.AccountImportProcess.countDocuments({
+      krakenAccountNumber: { $ne: null },
+    });
+    if (imported !== ACCOUNTS + WARM_UP)
+      throw new Error(`expected ${ACCOUNTS + WARM_UP} imported accounts, found ${imported}`);
+    const total = Object.values(cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+    const result = {
+      backend,
+      ...shape,
+      seconds: round(seconds, 1),
+      accounts_per_s: round(ACCOUNTS / seconds, 1),
+      cpu_ms_per_account: cpu,
+      cpu_ms_total: round(total, 2),
+      /** How busy the machine's cores were: CPU used over CPU available during the run. */
+      machine_utilisation: round((total * ACCOUNTS) / 1000 / (seconds * CORES), 2),
+      retried_429: client.retried429,
+    };
+    console.log(`  ${backend} ${shape.webs}+${shape.workers}: ${JSON.stringify(result)}`);
+    return result;
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+function cpuSecondsOfThisProcess(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/**
+ * One BullMQ queue on one Redis: jobs added in bulk and completed by no-op processors (concurrency 50, in
+ * this process), as fast as they go. Redis's CPU per job gives the queue's ceiling on one Redis core (a
+ * Redis Cluster master runs a queue on one core: its hash tag puts every key of the queue on one slot).
+ */
+async function queueCeiling() {
+  const redis = await startRedisServer();
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const prefix = '{bench:ceiling}';
+  const queue = new Queue('ceiling', { connection, prefix });
+  try {
+    let completed = 0;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const worker = new Worker('ceiling', async () => null, {
+      connection: workerConnection,
+      prefix,
+      concurrency: LIMIT,
+      autorun: false,
+      removeOnComplete: { count: 1000 },
+    });
+    worker.on('completed', () => {
+      if (++completed === QUEUE_JOBS) resolveDone();
+    });
+    const redisBefore = processCpuSeconds(redis.pid)!;
+    const nodeBefore = cpuSecondsOfThisProcess();
+    const started = performance.now();
+    const adding = (async () => {
+      for (let i = 0; i < QUEUE_JOBS; i += 500) {
+        const n = Math.min(500, QUEUE_JOBS - i);
+        await queue.addBulk(
+          Array.from({ length: n }, (_, j) => ({
+            name: 'create-account',
+            data: { processId: `P-${i + j}`, operationsTeamId: 'x', dryRun: false, requestId: 'r' },
+            opts: { jobId: `job-${i + j}`, removeOnComplete: { count: 1000 } },
+          })),
+        );
+      }
+    })();
+    void worker.run();
+    await adding;
+    await done;
+    const seconds = (performance.now() - started) / 1000;
+    const redisMsPerJob = ((processCpuSeconds(redis.pid)! - redisBefore) * 1000) / QUEUE_JOBS;
+    const nodeMsPerJob = ((cpuSecondsOfThisProcess() - nodeBefore) * 1000) / QUEUE_JOBS;
+    await worker.close();
+    return {
+      jobs: QUEUE_JOBS,
+      measured_jobs_per_s: round(QUEUE_JOBS / seconds, 0),
+      redis_cpu_ms_per_job: round(redisMsPerJob, 4),
+      producer_and_worker_cpu_ms_per_job: round(nodeMsPerJob, 4),
+      /** Redis saturated (one core busy with this queue alone): the queue's ceiling on one master. */
+      redis_bound_jobs_per_s: round(1000 / redisMsPerJob, 0),
+    };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+    workerConnection.disconnect();
+    await redis.stop();
+  }
+}

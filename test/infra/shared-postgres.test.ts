@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/infra/mongo.js';
+import { SchemaNotVisibleError } from '../../src/models/index.js';
+import { loadStagedPayload, stageAccount } from '../../src/creation/staging.js';
+import { Types } from 'mongoose';
+import { processKey } from '../../src/models/account-import-process.js';
+import type { LocalServer } from '../support/processes.js';
+import { createPgDatabase, startFerretDbOnPostgres } from '../support/postgres.js';
+
+// One PostgreSQL database, several FerretDB processes on it (one per pod). Each FerretDB loads the list of
+// collections once, at its first request: one that loaded it before the schema existed answers reads of
+// those collections with nothing. The service creates every collection at boot and refuses to start on a
+// FerretDB that does not list them.
+let pg: { url: string; drop: () => void };
+const sidecars: LocalServer[] = [];
+const opened: Database[] = [];
+const DB = 'shared_pg';
+
+const open = async (sidecar: LocalServer) => {
+  const db = await openDatabase({
+    MONGO_URL: `mongodb://127.0.0.1:${sidecar.port}/${DB}`,
+    MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
+  });
+  opened.push(db);
+  return db;
+};
+const sidecar = async () => {
+  const s = await startFerretDbOnPostgres(pg.url);
+  sidecars.push(s);
+  return s;
+};
+
+beforeAll(() => {
+  pg = createPgDatabase('test_shared');
+});
+afterAll(async () => {
+  for (const db of opened) await db.close();
+  for (const s of sidecars) await s.stop();
+  pg?.drop();
+});
+
+it('pods whose FerretDB starts after the schema exists see each other’s writes, staged payloads included', async () => {
+  const first = await open(await sidecar()); // creates the schema, as `import-admin init-db` does
+  const podA = await open(await sidecar());
+  const podB = await open(await sidecar());
+  const input = {
+    organisationId: new Types.ObjectId(),
+    importSupplier: 'SHARED',
+    externalAccountNumber: 'PG-1',
+    payload: JSON.stringify({ hello: 'world' }),
+    now: new Date(),
+  };
+  expect((await stageAccount(podA.models, input)).status).toBe('created');
+  expect(await loadStagedPayload(podB.models, processKey('SHARED', 'PG-1'))).toBe(input.payload);
+  expect(await first.models.AccountImportProcess.countDocuments()).toBe(1);
+});
+
+it('a FerretDB that loaded its collection list before the schema existed is refused at boot, by name', async () => {
+  const stale = await sidecar();
+  // Its first request, on a database of its own name that has no schema yet, loads its list of collections.
+  const early = await openDatabaseRaw(stale, 'stale_pg');
+  await early.close();
+  const fresh = await sidecar();
+  await openWith(fresh, 'stale_pg'); // the schema, created through another FerretDB
+  const refused = await openWith(stale, 'stale_pg').catch((err: unknown) => err);
+  expect(refused).toBeInstanceOf(Error);
+  // The FerretDB fails creating what exists (PostgreSQL says so); had it created nothing, it would list
+  // fewer collections than the service expects. Either way the process does not start.
+  const message = String((refused as Error).message);
+  if (refused instanceof SchemaNotVisibleError) expect(refused.missing.length).toBeGreaterThan(0);
+  else expect(message).toMatch(/already exists|exist/i);
+});
+
+async function openWith(s: LocalServer, name: string) {
+  const db = await openDatabase({
+    MONGO_URL: `mongodb://127.0.0.1:${s.port}/${name}`,
+    MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
+  });
+  opened.push(db);
+  return db;
+}
+
+/** A plain connection (no schema creation): a request that makes FerretDB load its list of collections. */
+async function openDatabaseRaw(s: LocalServer, name: string) {
+  const { default: mongoose } = await import('mongoose');
+  const conn = await mongoose.createConnection(`mongodb://127.0.0.1:${s.port}/${name}`).asPromise();
+  await conn.db!.listCollections().toArray();
+  return conn;
+}
