@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   ACCOUNT_EXAMPLE_PATH,
+  SCHEDULE_EXAMPLE_PATH,
   VALIDATED_EXAMPLE_PATH,
   validatedAccountExample,
 } from '../../scripts/gen-api-examples.js';
@@ -8,10 +9,11 @@ import { examples } from '../../src/api/openapi/examples.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { EXAMPLE_SUPPLIER, EXAMPLE_TEAM } from '../../src/api/openapi/account-example.js';
+import { DEMO, seedDemo } from '../../src/admin/demo.js';
+import { enabledVendors } from '../../src/vendors/names.js';
 import { defaultCatalogueValues } from '../../src/domain/validation/catalogue.js';
 import { startTestWorkers, type TestWorkers } from '../creation/support.js';
-import { startStripeEmulator, type StripeEmulator } from '../post-import/stripe-emulator.js';
-import { createTenant, startTestApp, type TestApp } from '../support/app.js';
+import { graphqlToken, startTestApp, type TestApp } from '../support/app.js';
 
 type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
 type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { value: unknown }> };
@@ -31,23 +33,25 @@ type Document = {
 
 let t: TestApp;
 let workers: TestWorkers;
-let stripe: StripeEmulator;
-let tenant: Awaited<ReturnType<typeof createTenant>>;
+let tenant: { apiKey: string; headers: Record<string, string> };
 let document: Document;
 
 beforeAll(async () => {
-  stripe = await startStripeEmulator(10_000);
+  // The examples are about the demo data ./scripts/up.sh seeds, with the SIMULATED vendor it enables.
+  expect([EXAMPLE_SUPPLIER, EXAMPLE_TEAM]).toEqual([DEMO.supplier, DEMO.team]);
   t = await startTestApp({
     env: {
       TEST_LABEL: 'openapi',
-      STRIPE_API_KEY: 'sk_test_emulated',
-      STRIPE_API_BASE: stripe.url,
-      PAYMENT_VENDORS: 'STRIPE',
+      PAYMENT_VENDORS: 'STRIPE,SIMULATED',
       CATALOGUE_EXTRA: JSON.stringify({ reason: ['SOLAR_FEED_IN_CREDIT'] }),
     },
   });
-  tenant = await createTenant(t, 'Acme Energía', EXAMPLE_SUPPLIER);
-  await t.ops.ensureTeam(EXAMPLE_TEAM);
+  const demo = await seedDemo(t.ops, 'http://127.0.0.1:3000', enabledVendors(t.config).enabled);
+  const { body } = await graphqlToken(t.app, { APIKey: demo.api_key });
+  tenant = {
+    apiKey: demo.api_key,
+    headers: { authorization: `Token ${body.data!.obtainKrakenToken.token}` },
+  };
   workers = await startTestWorkers(t.config);
   const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
   expect(res.statusCode).toBe(200);
@@ -56,7 +60,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.stop();
   await t?.close();
-  await stripe?.close();
 });
 
 const operations = () =>
@@ -252,24 +255,9 @@ describe('the examples of docs/', () => {
     for (const [name, request] of Object.entries(requests)) expect(shown(request), name).toBe(true);
   });
 
-  it('docs/examples/ holds the account example and what validate-account answers for it (npx tsx scripts/gen-api-examples.ts)', async () => {
+  it('docs/examples/ holds the account example, what validate-account answers for it and the v2 schedule example (npx tsx scripts/gen-api-examples.ts)', async () => {
     expect(JSON.parse(await readFile(ACCOUNT_EXAMPLE_PATH, 'utf8'))).toEqual(examples.account);
     expect(JSON.parse(await readFile(VALIDATED_EXAMPLE_PATH, 'utf8'))).toEqual(validatedAccountExample());
-  });
-
-  it('the short account of the guide validates to the answer shown after it', async () => {
-    const blocks = await guideJsonBlocks();
-    const request = blocks.find(
-      (b) => (b as { external_account_number?: string }).external_account_number === 'ACC-2025-000777',
-    );
-    const index = blocks.indexOf(request);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/data-import/validate-account/',
-      headers: tenant.headers,
-      payload: request as object,
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual(blocks[index + 1]);
+    expect(JSON.parse(await readFile(SCHEDULE_EXAMPLE_PATH, 'utf8'))).toEqual(examples.scheduleAccount);
   });
 });
