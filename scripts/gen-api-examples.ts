@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { examples } from '../src/api/openapi/examples.js';
-import { defaultCatalogue, validateAccount } from '../src/domain/validation/index.js';
+import { validatedAccountExample } from '../src/api/openapi/answers.js';
 
 export const ACCOUNT_EXAMPLE_PATH = fileURLToPath(new URL('../docs/examples/account.json', import.meta.url));
 export const VALIDATED_EXAMPLE_PATH = fileURLToPath(
@@ -14,14 +14,6 @@ export const VALIDATED_EXAMPLE_PATH = fileURLToPath(
 export const SCHEDULE_EXAMPLE_PATH = fileURLToPath(
   new URL('../docs/examples/schedule-account.json', import.meta.url),
 );
-
-/** The validated account, as validate-account answers it (the example's dates are all in the past). */
-export function validatedAccountExample(): unknown {
-  const today = new Date().toISOString().slice(0, 10);
-  const result = validateAccount(examples.account, { region: 'ES', catalogue: defaultCatalogue, today });
-  if (!result.ok) throw new Error(`the account example is invalid: ${JSON.stringify(result.errors)}`);
-  return result.data;
-}
 
 /** Writes `value` as the project's formatter lays JSON out, so `npm run format:check` holds without a second step. */
 async function writeJson(path: string, value: unknown): Promise<void> {

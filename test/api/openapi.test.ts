@@ -3,8 +3,8 @@ import {
   ACCOUNT_EXAMPLE_PATH,
   SCHEDULE_EXAMPLE_PATH,
   VALIDATED_EXAMPLE_PATH,
-  validatedAccountExample,
 } from '../../scripts/gen-api-examples.js';
+import { validatedAccountExample } from '../../src/api/openapi/answers.js';
 import { examples } from '../../src/api/openapi/examples.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
@@ -14,6 +14,8 @@ import { enabledVendors } from '../../src/vendors/names.js';
 import { defaultCatalogueValues } from '../../src/domain/validation/catalogue.js';
 import { startTestWorkers, type TestWorkers } from '../creation/support.js';
 import { graphqlToken, startTestApp, type TestApp } from '../support/app.js';
+import { ContractCheck } from '../support/openapi-contract.js';
+import { errorCatalogue } from '../../src/api/errors.js';
 
 type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
 type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { value: unknown }> };
@@ -112,6 +114,40 @@ describe('the OpenAPI document at /docs/json', () => {
         ).toBe(true);
       }
     }
+  });
+
+  it('gives every answer with a JSON body a real example that matches its schema, never a generated placeholder', () => {
+    const contract = new ContractCheck(document);
+    const placeholders = (value: unknown): boolean =>
+      value === 'string' ||
+      (typeof value === 'object' && value !== null && Object.values(value).some(placeholders));
+    let errorExamples = 0;
+    for (const { path, method, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const media = response.content?.['application/json'];
+        if (!media) continue;
+        const where = `${operation.operationId} ${status}`;
+        expect(media.example, where).toBeDefined();
+        expect(placeholders(media.example), where).toBe(false);
+        expect(contract.problemOf(method.toUpperCase(), path, status, media.example), where).toBeNull();
+        if (Number(status) < 400 || path === '/v1/graphql/') continue;
+        errorExamples++;
+        // An error example is an answer of that status: its code is one the status answers with…
+        const example = media.example as Record<string, unknown>;
+        if (typeof example.code === 'string')
+          expect(errorCatalogue[example.code as keyof typeof errorCatalogue]?.status, where).toBe(
+            Number(status),
+          );
+        else expect(example.status, where).toBe('TRANSACTION_IMPORT_ERROR');
+        // …and only a 400 has more than detail and code (request_id on a 5xx): never errors or account numbers.
+        if (status !== '400')
+          expect(
+            Object.keys(example).filter((k) => !['detail', 'code', 'request_id'].includes(k)),
+            where,
+          ).toEqual([]);
+      }
+    }
+    expect(errorExamples).toBeGreaterThan(100);
   });
 
   it('declares closed enumerations as enum and describes the open lists with their default values', () => {
@@ -253,6 +289,21 @@ describe('the examples of docs/', () => {
     void params;
     expect(shown(scheduleAccount.task_params), 'scheduleAccount.task_params').toBe(true);
     for (const [name, request] of Object.entries(requests)) expect(shown(request), name).toBe(true);
+  });
+
+  it('show every success answer example of the OpenAPI document (docs/api.md and docs/examples/)', async () => {
+    const blocks = [
+      ...(await guideJsonBlocks()),
+      JSON.parse(await readFile(VALIDATED_EXAMPLE_PATH, 'utf8')) as unknown,
+    ];
+    const shown = (value: unknown) => blocks.some((block) => JSON.stringify(block) === JSON.stringify(value));
+    const missing = operations().flatMap(({ operation }) =>
+      Object.entries(operation.responses)
+        .filter(([status, r]) => Number(status) < 300 && r.content?.['application/json'])
+        .filter(([, r]) => !shown(r.content!['application/json']!.example))
+        .map(([status]) => `${operation.operationId} ${status}`),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('docs/examples/ holds the account example, what validate-account answers for it and the v2 schedule example (npx tsx scripts/gen-api-examples.ts)', async () => {
