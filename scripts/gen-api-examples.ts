@@ -1,25 +1,28 @@
-// Writes docs/examples/account.json (the account example of the OpenAPI document) and
-// docs/examples/account-validated.json (what validate-account answers for it): `npx tsx scripts/gen-api-examples.ts`.
-// A test checks that both are up to date.
+// Writes docs/examples/account.json (the account example of the OpenAPI document), docs/examples/account-validated.json
+// (what validate-account answers for it) and docs/examples/schedule-account.json (the v2 schedule example):
+// `npx tsx scripts/gen-api-examples.ts`. A test checks that they are up to date.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { format, resolveConfig } from 'prettier';
 import { examples } from '../src/api/openapi/examples.js';
-import { defaultCatalogue, validateAccount } from '../src/domain/validation/index.js';
+import { validatedAccountExample } from '../src/api/openapi/answers.js';
 
 export const ACCOUNT_EXAMPLE_PATH = fileURLToPath(new URL('../docs/examples/account.json', import.meta.url));
 export const VALIDATED_EXAMPLE_PATH = fileURLToPath(
   new URL('../docs/examples/account-validated.json', import.meta.url),
 );
+export const SCHEDULE_EXAMPLE_PATH = fileURLToPath(
+  new URL('../docs/examples/schedule-account.json', import.meta.url),
+);
 
-/** The validated account, as validate-account answers it (the example's dates are all in the past). */
-export function validatedAccountExample(): unknown {
-  const today = new Date().toISOString().slice(0, 10);
-  const result = validateAccount(examples.account, { region: 'ES', catalogue: defaultCatalogue, today });
-  if (!result.ok) throw new Error(`the account example is invalid: ${JSON.stringify(result.errors)}`);
-  return result.data;
+/** Writes `value` as the project's formatter lays JSON out, so `npm run format:check` holds without a second step. */
+async function writeJson(path: string, value: unknown): Promise<void> {
+  const options = (await resolveConfig(path)) ?? {};
+  await writeFile(path, await format(JSON.stringify(value, null, 2), { ...options, filepath: path }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await writeFile(ACCOUNT_EXAMPLE_PATH, `${JSON.stringify(examples.account, null, 2)}\n`);
-  await writeFile(VALIDATED_EXAMPLE_PATH, `${JSON.stringify(validatedAccountExample(), null, 2)}\n`);
+  await writeJson(ACCOUNT_EXAMPLE_PATH, examples.account);
+  await writeJson(VALIDATED_EXAMPLE_PATH, validatedAccountExample());
+  await writeJson(SCHEDULE_EXAMPLE_PATH, examples.scheduleAccount);
 }

@@ -5,7 +5,7 @@ import { openDatabase, type Database } from '../infra/mongo.js';
 import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
-import { seedDemo } from './demo.js';
+import { seedDemo } from '../admin/demo.js';
 import { enabledVendors } from '../vendors/names.js';
 import { WebhookOperations } from '../admin/webhooks.js';
 

@@ -1,17 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import {
   ACCOUNT_EXAMPLE_PATH,
+  SCHEDULE_EXAMPLE_PATH,
   VALIDATED_EXAMPLE_PATH,
-  validatedAccountExample,
 } from '../../scripts/gen-api-examples.js';
+import { validatedAccountExample } from '../../src/api/openapi/answers.js';
 import { examples } from '../../src/api/openapi/examples.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { EXAMPLE_SUPPLIER, EXAMPLE_TEAM } from '../../src/api/openapi/account-example.js';
+import { DEMO, seedDemo } from '../../src/admin/demo.js';
+import { enabledVendors } from '../../src/vendors/names.js';
 import { defaultCatalogueValues } from '../../src/domain/validation/catalogue.js';
 import { startTestWorkers, type TestWorkers } from '../creation/support.js';
-import { startStripeEmulator, type StripeEmulator } from '../post-import/stripe-emulator.js';
-import { createTenant, startTestApp, type TestApp } from '../support/app.js';
+import { graphqlToken, startTestApp, type TestApp } from '../support/app.js';
+import { ContractCheck } from '../support/openapi-contract.js';
+import { errorCatalogue } from '../../src/api/errors.js';
 
 type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
 type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { value: unknown }> };
@@ -31,23 +35,25 @@ type Document = {
 
 let t: TestApp;
 let workers: TestWorkers;
-let stripe: StripeEmulator;
-let tenant: Awaited<ReturnType<typeof createTenant>>;
+let tenant: { apiKey: string; headers: Record<string, string> };
 let document: Document;
 
 beforeAll(async () => {
-  stripe = await startStripeEmulator(10_000);
+  // The examples are about the demo data ./scripts/up.sh seeds, with the SIMULATED vendor it enables.
+  expect([EXAMPLE_SUPPLIER, EXAMPLE_TEAM]).toEqual([DEMO.supplier, DEMO.team]);
   t = await startTestApp({
     env: {
       TEST_LABEL: 'openapi',
-      STRIPE_API_KEY: 'sk_test_emulated',
-      STRIPE_API_BASE: stripe.url,
-      PAYMENT_VENDORS: 'STRIPE',
+      PAYMENT_VENDORS: 'STRIPE,SIMULATED',
       CATALOGUE_EXTRA: JSON.stringify({ reason: ['SOLAR_FEED_IN_CREDIT'] }),
     },
   });
-  tenant = await createTenant(t, 'Acme Energía', EXAMPLE_SUPPLIER);
-  await t.ops.ensureTeam(EXAMPLE_TEAM);
+  const demo = await seedDemo(t.ops, 'http://127.0.0.1:3000', enabledVendors(t.config).enabled);
+  const { body } = await graphqlToken(t.app, { APIKey: demo.api_key });
+  tenant = {
+    apiKey: demo.api_key,
+    headers: { authorization: `Token ${body.data!.obtainKrakenToken.token}` },
+  };
   workers = await startTestWorkers(t.config);
   const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
   expect(res.statusCode).toBe(200);
@@ -56,7 +62,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.stop();
   await t?.close();
-  await stripe?.close();
 });
 
 const operations = () =>
@@ -109,6 +114,40 @@ describe('the OpenAPI document at /docs/json', () => {
         ).toBe(true);
       }
     }
+  });
+
+  it('gives every answer with a JSON body a real example that matches its schema, never a generated placeholder', () => {
+    const contract = new ContractCheck(document);
+    const placeholders = (value: unknown): boolean =>
+      value === 'string' ||
+      (typeof value === 'object' && value !== null && Object.values(value).some(placeholders));
+    let errorExamples = 0;
+    for (const { path, method, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const media = response.content?.['application/json'];
+        if (!media) continue;
+        const where = `${operation.operationId} ${status}`;
+        expect(media.example, where).toBeDefined();
+        expect(placeholders(media.example), where).toBe(false);
+        expect(contract.problemOf(method.toUpperCase(), path, status, media.example), where).toBeNull();
+        if (Number(status) < 400 || path === '/v1/graphql/') continue;
+        errorExamples++;
+        // An error example is an answer of that status: its code is one the status answers with…
+        const example = media.example as Record<string, unknown>;
+        if (typeof example.code === 'string')
+          expect(errorCatalogue[example.code as keyof typeof errorCatalogue]?.status, where).toBe(
+            Number(status),
+          );
+        else expect(example.status, where).toBe('TRANSACTION_IMPORT_ERROR');
+        // …and only a 400 has more than detail and code (request_id on a 5xx): never errors or account numbers.
+        if (status !== '400')
+          expect(
+            Object.keys(example).filter((k) => !['detail', 'code', 'request_id'].includes(k)),
+            where,
+          ).toEqual([]);
+      }
+    }
+    expect(errorExamples).toBeGreaterThan(100);
   });
 
   it('declares closed enumerations as enum and describes the open lists with their default values', () => {
@@ -252,24 +291,24 @@ describe('the examples of docs/', () => {
     for (const [name, request] of Object.entries(requests)) expect(shown(request), name).toBe(true);
   });
 
-  it('docs/examples/ holds the account example and what validate-account answers for it (npx tsx scripts/gen-api-examples.ts)', async () => {
-    expect(JSON.parse(await readFile(ACCOUNT_EXAMPLE_PATH, 'utf8'))).toEqual(examples.account);
-    expect(JSON.parse(await readFile(VALIDATED_EXAMPLE_PATH, 'utf8'))).toEqual(validatedAccountExample());
+  it('show every success answer example of the OpenAPI document (docs/api.md and docs/examples/)', async () => {
+    const blocks = [
+      ...(await guideJsonBlocks()),
+      JSON.parse(await readFile(VALIDATED_EXAMPLE_PATH, 'utf8')) as unknown,
+    ];
+    const shown = (value: unknown) => blocks.some((block) => JSON.stringify(block) === JSON.stringify(value));
+    const missing = operations().flatMap(({ operation }) =>
+      Object.entries(operation.responses)
+        .filter(([status, r]) => Number(status) < 300 && r.content?.['application/json'])
+        .filter(([, r]) => !shown(r.content!['application/json']!.example))
+        .map(([status]) => `${operation.operationId} ${status}`),
+    );
+    expect(missing).toEqual([]);
   });
 
-  it('the short account of the guide validates to the answer shown after it', async () => {
-    const blocks = await guideJsonBlocks();
-    const request = blocks.find(
-      (b) => (b as { external_account_number?: string }).external_account_number === 'ACC-2025-000777',
-    );
-    const index = blocks.indexOf(request);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/data-import/validate-account/',
-      headers: tenant.headers,
-      payload: request as object,
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual(blocks[index + 1]);
+  it('docs/examples/ holds the account example, what validate-account answers for it and the v2 schedule example (npx tsx scripts/gen-api-examples.ts)', async () => {
+    expect(JSON.parse(await readFile(ACCOUNT_EXAMPLE_PATH, 'utf8'))).toEqual(examples.account);
+    expect(JSON.parse(await readFile(VALIDATED_EXAMPLE_PATH, 'utf8'))).toEqual(validatedAccountExample());
+    expect(JSON.parse(await readFile(SCHEDULE_EXAMPLE_PATH, 'utf8'))).toEqual(examples.scheduleAccount);
   });
 });

@@ -93,26 +93,39 @@ export class ContractCheck {
     if (!(type in content))
       return fail(`media type "${type || 'none'}", documented: ${Object.keys(content).join(', ')}`);
     if (type === 'application/json' && content[type]!.schema !== undefined) {
-      const ref = `${op.pointer}/${escapePointer(key)}/content/${escapePointer(type)}/schema`;
-      let validate = this.compiled.get(ref);
-      if (!validate) {
-        validate = this.ajv.compile({ $ref: `openapi${ref}` });
-        this.compiled.set(ref, validate);
-      }
       let body: unknown;
       try {
         body = JSON.parse(res.body);
       } catch {
         return fail('the body is not JSON');
       }
-      if (!validate(body)) {
-        const e = validate.errors![0]!;
-        fail(
-          `body at "${e.instancePath || '/'}" ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`,
-        );
-      }
+      const problem = this.validate(op, key, body);
+      if (problem) fail(problem);
     }
     this.record(name, status);
+  }
+
+  /**
+   * Why `body` is not a valid JSON answer of the operation `METHOD template` with `status` (a key of its
+   * responses), or null when it is. Also for the document's own answer examples.
+   */
+  problemOf(method: string, template: string, status: string, body: unknown): string | null {
+    const op = this.operations.find((o) => o.method === method && o.template === template);
+    if (!op) return `no operation ${method} ${template}`;
+    if (!op.responses[status]?.content?.['application/json']) return `no JSON answer ${status}`;
+    return this.validate(op, status, body);
+  }
+
+  private validate(op: Operation, key: string, body: unknown): string | null {
+    const ref = `${op.pointer}/${escapePointer(key)}/content/${escapePointer('application/json')}/schema`;
+    let validate = this.compiled.get(ref);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: `openapi${ref}` });
+      this.compiled.set(ref, validate);
+    }
+    if (validate(body)) return null;
+    const e = validate.errors![0]!;
+    return `body at "${e.instancePath || '/'}" ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`;
   }
 
   private record(name: string, status: string): void {

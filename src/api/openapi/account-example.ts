@@ -1,12 +1,15 @@
 import { Decimal } from 'decimal.js';
+import { DEMO } from '../../admin/demo.js';
 
 // The account example of the API documentation: what a migration team sends (a holder, one address with an
 // electricity and a gas supply point, two ledgers with months of history and an open period), small enough
 // to read. Balances are computed exactly, so the example passes the service's own validation (a test sends it).
+// It belongs to the demo supplier and team that ./scripts/up.sh seeds, so every example works pasted after it.
 
-export const EXAMPLE_SUPPLIER = 'ACME_ENERGIA';
+export const EXAMPLE_SUPPLIER = DEMO.supplier;
+/** The one account the v1 examples take from validation to its post-import data. */
 export const EXAMPLE_ACCOUNT = 'ACC-2025-000123';
-export const EXAMPLE_TEAM = 'Migrations';
+export const EXAMPLE_TEAM = DEMO.team;
 
 /** The last closed statement of both ledgers; the open period starts the day after. */
 const CLOSING_DATE = '2025-03-31';

@@ -1,3 +1,4 @@
+import { answers } from './answers.js';
 import { examples } from './examples.js';
 
 // Parts of the OpenAPI document that no zod route schema carries: the token mutation (a GraphQL endpoint
@@ -14,6 +15,15 @@ const graphqlErrors = {
     type: 'object',
     properties: {
       message: { type: 'string' },
+      locations: {
+        type: 'array',
+        description: 'Where in the query the error is.',
+        items: {
+          type: 'object',
+          properties: { line: { type: 'integer' }, column: { type: 'integer' } },
+        },
+      },
+      path: { type: 'array', items: { type: ['string', 'integer'] }, description: 'The field that failed.' },
       extensions: {
         type: 'object',
         properties: {
@@ -105,36 +115,23 @@ const tokenOperation: Operation = {
               errors: graphqlErrors,
             },
           },
-          example: {
-            data: {
-              obtainKrakenToken: {
-                token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI2NjVm…',
-                payload: {
-                  sub: '665f1c2e9b1d4a0012ab34cd',
-                  akid: '665f1c2e9b1d4a0012ab34ce',
-                  typ: 'access',
-                  iat: 1751360400,
-                  exp: 1751364000,
-                  iss: 'account-migration-import',
-                },
-                refreshToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI2NjVm…',
-                refreshExpiresIn: 1751965200,
-              },
-            },
-          },
         },
       },
     },
     400: {
       description: 'Not a GraphQL request: malformed JSON, a missing query, or a query with a syntax error.',
       content: {
-        'application/json': { schema: { type: 'object', properties: { errors: graphqlErrors } } },
+        'application/json': {
+          schema: { type: 'object', properties: { data: { type: 'null' }, errors: graphqlErrors } },
+        },
       },
     },
     415: {
       description: 'The body is not sent as application/json.',
       content: {
-        'application/json': { schema: { type: 'object', properties: { errors: graphqlErrors } } },
+        'application/json': {
+          schema: { type: 'object', properties: { data: { type: 'null' }, errors: graphqlErrors } },
+        },
       },
     },
   },
@@ -156,6 +153,34 @@ export function addParameterExamples(document: Document): void {
       }
     }
   }
+}
+
+/**
+ * Every answer of `answers` becomes its operation's example for that status, in place of an example generated from
+ * the schema. An entry that names no documented answer with a JSON body is a mistake, and throws.
+ */
+export function addAnswerExamples(document: Document): void {
+  const found = new Set<string>();
+  for (const item of Object.values((document.paths ?? {}) as Paths)) {
+    for (const operation of Object.values(item ?? {})) {
+      const id = operation.operationId as string | undefined;
+      const responses = operation.responses as
+        Record<string, { content?: Record<string, object> }> | undefined;
+      for (const [status, value] of Object.entries((id && answers[id]) || {})) {
+        const json = responses?.[status]?.content?.['application/json'] as
+          Record<string, unknown> | undefined;
+        if (!json) throw new Error(`answers.${id}: ${status} is not a documented answer with a JSON body`);
+        json.example = value;
+        found.add(`${id} ${status}`);
+      }
+    }
+  }
+  const stale = Object.entries(answers).flatMap(([id, byStatus]) =>
+    Object.keys(byStatus)
+      .map((status) => `${id} ${status}`)
+      .filter((key) => !found.has(key)),
+  );
+  if (stale.length > 0) throw new Error(`answers of no documented operation: ${stale.join(', ')}`);
 }
 
 /** Paths in the order of their operations' tags (the workflow), keeping the order of routes within a tag. */

@@ -5,7 +5,8 @@ import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER, EXAMPLE_TEAM, exampleAccount } from 
 export const EXAMPLE_V2_ACCOUNT = 'ACC-2025-000124';
 
 // One complete request example per operation, in workflow order: each is valid on the account the ones
-// before it created (a test sends them all, in this order, to a running service).
+// before it created (a test sends them all, in this order, to a running service). They are the examples of
+// docs/api.md too, on the demo data ./scripts/up.sh seeds (test/api/docs-examples.test.ts runs the guide's).
 
 const account = { import_supplier: EXAMPLE_SUPPLIER, external_account_number: EXAMPLE_ACCOUNT };
 
@@ -100,10 +101,11 @@ export const examples = {
       },
     ],
   },
+  /** The SIMULATED vendor (on after ./scripts/up.sh): a `sim_ok…` reference exists. */
   paymentInstruction: {
     ...account,
-    vendor: 'STRIPE',
-    reference: 'pm_1QdLk2KZa8Xw7vN3pR5sT9uY',
+    vendor: 'SIMULATED',
+    reference: 'sim_ok_card_4242',
     type: 'CARD',
   },
   /** The token mutation's body (`APIKey` is the organisation key the operators handed out). */

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import {
+  addAnswerExamples,
   addParameterExamples,
   addTokenMutation,
   dropEmptyBodies,
@@ -75,6 +76,7 @@ export default fp(
         addTokenMutation(document);
         dropEmptyBodies(document);
         addParameterExamples(document);
+        addAnswerExamples(document);
         orderPaths(
           document,
           OPENAPI_TAGS.map((tag) => tag.name),

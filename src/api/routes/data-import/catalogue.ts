@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { catalogueNames, defaultCatalogueValues } from '../../../domain/validation/catalogue.js';
+import { catalogueNames } from '../../../domain/validation/catalogue.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 
@@ -9,8 +9,7 @@ const catalogueBody = z
   .object(Object.fromEntries(catalogueNames.map((name) => [name, z.array(z.string())])))
   .describe(
     'Every open list by name, with the values in force: the defaults, then what the deployment added.',
-  )
-  .meta({ examples: [defaultCatalogueValues] });
+  );
 
 /** The open enumerations (decisions: catalogues) as this deployment validates them. */
 export default async function catalogueRoutes(fastify: FastifyInstance): Promise<void> {

@@ -1,5 +1,9 @@
-import type { Operations } from '../admin/operations.js';
+import type { Operations } from './operations.js';
 
+/**
+ * The demo data `./scripts/up.sh` seeds (`import-admin demo`). Every example of the API documentation (docs/api.md,
+ * the OpenAPI document's examples) names this supplier and team, so that they work pasted after up.sh.
+ */
 export const DEMO = { organisation: 'Demo Energy', supplier: 'DEMO', team: 'Migrations' } as const;
 
 /**
