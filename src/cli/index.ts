@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../infra/mongo.js';
 import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
+import { syncSchema } from '../models/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from './demo.js';
 import { enabledVendors } from '../vendors/names.js';
@@ -144,6 +145,18 @@ program
   .command('skip <code> <externalAccountNumber>')
   .description('mark an import process skipped: staging and creation refuse it')
   .action((code: string, external: string) => withOps((ops) => ops.skipAccount(code, external)));
+
+program
+  .command('db')
+  .description('the database')
+  .command('init')
+  .description(
+    'create every collection and index, then exit (each process does it at boot too); run once before the ' +
+      'processes of a deployment with several FerretDB over one PostgreSQL start (see the README)',
+  )
+  .action(() =>
+    withOps(async () => ({ database: db!.conn.name, collections: await syncSchema(db!.models) })),
+  );
 
 program
   .command('demo')

@@ -12,6 +12,7 @@ import { webhookDeliverySchema } from './webhook-delivery.js';
 import { webhookEndpointSchema } from './webhook-endpoint.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
+import { stagedPayloadModel } from './staged-payload.js';
 
 function register(conn: Connection) {
   return {
@@ -45,7 +46,48 @@ export function modelsFor(conn: Connection): Models {
   return models;
 }
 
-/** Creates every declared index; run at boot by each process (idempotent). */
-export async function syncIndexes(models: Models): Promise<void> {
-  for (const model of Object.values(models)) await model.createIndexes();
+/**
+ * Creates every collection and every declared index that is missing; run at boot by each process (idempotent),
+ * and once by `import-admin db init` before the processes of a FerretDB-over-PostgreSQL deployment start. Each
+ * collection is created explicitly, one at a time, also those without a declared index: so when this returns
+ * the whole schema exists, and no collection is first created later by whichever process happens to write to
+ * it. It reads first (the collections, each one's indexes) and writes only what is missing, so a boot against
+ * a complete schema, the usual case, writes nothing (on FerretDB over PostgreSQL every index creation request
+ * rewrites the collection's metadata, even when the index exists).
+ */
+export async function syncSchema(models: Models): Promise<string[]> {
+  const conn = models.Organisation.db;
+  // The staged payloads' model is registered on first use (storage/import-processes.ts); its collection is part
+  // of the schema all the same.
+  const all = [...Object.values(models), stagedPayloadModel(conn)];
+  const listed = await conn.db!.listCollections({}, { nameOnly: true }).toArray();
+  const existing = new Set(listed.map((c) => c.name));
+  const names: string[] = [];
+  for (const model of all) {
+    const name = model.collection.collectionName;
+    try {
+      if (!existing.has(name)) await model.createCollection();
+      if ((await model.diffIndexes()).toCreate.length > 0) await model.createIndexes();
+    } catch (err) {
+      throw staleFerretDbSchema(err, name) ?? err;
+    }
+    names.push(name);
+  }
+  return names;
+}
+
+/**
+ * FerretDB v1 over PostgreSQL reads the list of collections once, at its first request: when another FerretDB
+ * on the same PostgreSQL database created a collection after that, this one does not know it, tries to create
+ * its table again and fails with PostgreSQL's "relation … already exists". Said so, with the remedy.
+ */
+function staleFerretDbSchema(err: unknown, collection: string): Error | undefined {
+  if (!(err instanceof Error) || !/SQLSTATE 42P07|relation "[^"]*" already exists/.test(err.message)) return;
+  return new Error(
+    `the database server does not know the collection "${collection}" although its PostgreSQL table exists: a ` +
+      'FerretDB over PostgreSQL that read the collections before another FerretDB created them. Restart that ' +
+      'FerretDB (and see the README: the schema is created once, with `import-admin db init`, before the ' +
+      'FerretDBs of the pods start)',
+    { cause: err },
+  );
 }
