@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Stops what scripts/up.sh started (web, worker and, unless --apps-only, FerretDB and Redis).
-cd "$(dirname "$0")/.."
+# Stops what scripts/up.sh started (web, worker and, unless --apps-only, FerretDB and Redis), and what
+# `up.sh --scaled` started (scripts/scaled.sh down; SCALED_DIR names another scaled topology's directory).
+#   scripts/down.sh               # both
+#   scripts/down.sh --apps-only   # the plain topology's web and worker only (up.sh uses it to restart them)
+#   scripts/down.sh --scaled      # the scaled topology only
+cd "$(dirname "$0")/.." || exit 1
+if [ "${1:-}" = "--scaled" ]; then exec bash scripts/scaled.sh down; fi
 names="web worker"
 [ "${1:-}" = "--apps-only" ] || names="$names ferretdb redis"
 for name in $names; do
@@ -13,3 +18,4 @@ for name in $names; do
   fi
   rm -f "$pidfile"
 done
+[ "${1:-}" = "--apps-only" ] || bash scripts/scaled.sh down

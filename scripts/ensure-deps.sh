@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs npm packages when missing or stale, redis-server and chromium when absent, and builds FerretDB.
+# Installs npm packages when missing or stale, redis-server, haproxy and chromium when absent, and builds FerretDB.
 # SKIP_REDIS=1 / SKIP_FERRETDB=1 leave out a service that is provided another way. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,12 @@ if [ -z "${SKIP_REDIS:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
   echo "[setup] installing redis-server" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+fi
+# Debian's HAProxy: the scaled topology's load balancer (up.sh --scaled) and its test.
+if [ -z "${SKIP_HAPROXY:-}" ] && ! command -v haproxy >/dev/null 2>&1; then
+  echo "[setup] installing haproxy" >&2
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq haproxy >/dev/null
 fi
 # Debian's Chromium, for the test that renders the migration client's HTML report (puppeteer-core drives it;
 # no browser download).

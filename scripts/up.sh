@@ -3,8 +3,11 @@
 # (FerretDB) and Redis when they are not reachable, builds, starts the `web` and `worker` processes in the
 # background, seeds the demo organisation / supplier DEMO / team Migrations, and prints how to get a token.
 # Stop everything with scripts/down.sh. Logs: .data/logs/.
+# `up.sh --scaled` brings up the scaled topology instead (Redis Cluster, PostgreSQL with one FerretDB per pod,
+# 2 webs and 2 workers behind HAProxy): see scripts/scaled.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--scaled" ]; then exec bash scripts/scaled.sh up; fi
 source scripts/ensure-node.sh
 mkdir -p .data/logs .data/pids
 
@@ -20,8 +23,9 @@ read -r MHOST MPORT <<<"$(hostport "$MONGO_URL")"; MPORT="${MPORT:-27017}"
 read -r RHOST RPORT <<<"$(hostport "$REDIS_URL")"; RPORT="${RPORT:-6379}"
 
 # Only install what this run will start itself.
+# shellcheck disable=SC2015 # `open && echo 1 || true`: 1 when open, nothing otherwise
 SKIP_FERRETDB="$(port_open "$MHOST" "$MPORT" && echo 1 || true)" \
-SKIP_REDIS="$(port_open "$RHOST" "$RPORT" && echo 1 || true)" \
+SKIP_REDIS="$(port_open "$RHOST" "$RPORT" && echo 1 || true)" SKIP_HAPROXY=1 \
   bash scripts/ensure-deps.sh
 
 if ! port_open "$MHOST" "$MPORT"; then

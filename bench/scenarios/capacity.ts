@@ -70,7 +70,7 @@ async function runTopology(backend: Backend, shape: Shape) {
     const redis = await startRedisServer();
     stops.push(redis.stop);
     // One FerretDB per process on PostgreSQL, started once the schema exists (created through the bench's own
-    // FerretDB, as `import-admin init-db` would; see the README); one FerretDB shared on SQLite.
+    // FerretDB, as `import-admin db init` would; see the README); one FerretDB shared on SQLite.
     const pods = shape.webs + shape.workers;
     const pg = backend === 'postgresql' ? createPgDatabase('bench_capacity') : null;
     if (pg) stops.push(pg.drop);

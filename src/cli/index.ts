@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../infra/mongo.js';
 import { OperatorError, Operations } from '../admin/operations.js';
 import { supplierStatuses } from '../models/import-supplier.js';
+import { syncSchema } from '../models/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from '../admin/demo.js';
 import { enabledVendors } from '../vendors/names.js';
@@ -146,13 +147,15 @@ program
   .action((code: string, external: string) => withOps((ops) => ops.skipAccount(code, external)));
 
 program
-  .command('init-db')
+  .command('db')
+  .description('the database')
+  .command('init')
   .description(
-    'create every collection and index (every process does at boot; run it once before starting FerretDB ' +
-      'sidecars on a shared PostgreSQL)',
+    'create every collection and index, then exit (each process does it at boot too); run once before the ' +
+      'processes of a deployment with several FerretDB over one PostgreSQL start (see the README)',
   )
   .action(() =>
-    withOps(async () => ({ collections: (await db!.conn.db!.listCollections().toArray()).length })),
+    withOps(async () => ({ database: db!.conn.name, collections: await syncSchema(db!.models) })),
   );
 
 program

@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Config } from '../config.js';
 import { withTimeout } from './timeout.js';
-import { modelsFor, syncIndexes, type Models } from '../models/index.js';
+import { modelsFor, syncSchema, type Models } from '../models/index.js';
 
 export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
 
@@ -17,11 +17,19 @@ export async function openDatabase(
     serverSelectionTimeoutMS: config.MONGO_SERVER_SELECTION_TIMEOUT_MS,
     bufferCommands: false,
     maxPoolSize: 50,
+    // The schema is created by syncSchema, in order and awaited, not by mongoose in the background.
     autoIndex: false,
+    autoCreate: false,
   });
   await conn.asPromise();
   const models = modelsFor(conn);
-  await syncIndexes(models);
+  try {
+    await syncSchema(models);
+  } catch (err) {
+    // The caller gets no handle to close: an open connection would keep the process alive after the error.
+    await conn.close().catch(() => undefined);
+    throw err;
+  }
   return { conn, models, close: () => conn.close() };
 }
 

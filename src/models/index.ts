@@ -47,35 +47,47 @@ export function modelsFor(conn: Connection): Models {
 }
 
 /**
- * Creates every collection (those without secondary indexes too: `staged_payloads`) and every declared
- * index; run at boot by each process (idempotent). Then checks that the server lists every collection: on
- * FerretDB's PostgreSQL backend each FerretDB process keeps its own copy of the collection list, loaded once,
- * so one started before another created the schema would answer reads of those collections with nothing.
- * Such a process fails here, at boot, instead of serving empty reads (see the README: the schema is created
- * once, `import-admin init-db`, before the pods and their FerretDB sidecars start).
+ * Creates every collection and every declared index that is missing; run at boot by each process (idempotent),
+ * and once by `import-admin db init` before the processes of a FerretDB-over-PostgreSQL deployment start. Each
+ * collection is created explicitly, one at a time, also those without a declared index: so when this returns
+ * the whole schema exists, and no collection is first created later by whichever process happens to write to
+ * it. It reads first (the collections, each one's indexes) and writes only what is missing, so a boot against
+ * a complete schema, the usual case, writes nothing (on FerretDB over PostgreSQL every index creation request
+ * rewrites the collection's metadata, even when the index exists).
  */
-export async function syncIndexes(models: Models): Promise<void> {
-  const conn = models.AccountImportProcess.db;
+export async function syncSchema(models: Models): Promise<string[]> {
+  const conn = models.Organisation.db;
+  // The staged payloads' model is registered on first use (storage/import-processes.ts); its collection is part
+  // of the schema all the same.
   const all = [...Object.values(models), stagedPayloadModel(conn)];
+  const listed = await conn.db!.listCollections({}, { nameOnly: true }).toArray();
+  const existing = new Set(listed.map((c) => c.name));
+  const names: string[] = [];
   for (const model of all) {
-    await model.createCollection();
-    await model.createIndexes();
+    const name = model.collection.collectionName;
+    try {
+      if (!existing.has(name)) await model.createCollection();
+      if ((await model.diffIndexes()).toCreate.length > 0) await model.createIndexes();
+    } catch (err) {
+      throw staleFerretDbSchema(err, name) ?? err;
+    }
+    names.push(name);
   }
-  const listed = new Set(
-    (await conn.db!.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
-  );
-  const missing = all.map((m) => m.collection.collectionName).filter((name) => !listed.has(name));
-  if (missing.length > 0) throw new SchemaNotVisibleError(missing);
+  return names;
 }
 
-/** The database server does not list collections this process created or expects (a stale FerretDB). */
-export class SchemaNotVisibleError extends Error {
-  constructor(readonly missing: string[]) {
-    super(
-      `the database server does not list the collections ${missing.join(', ')}: with FerretDB on a shared ` +
-        'PostgreSQL, run `import-admin init-db` once before starting the FerretDB sidecars, then restart this ' +
-        "pod's FerretDB",
-    );
-    this.name = 'SchemaNotVisibleError';
-  }
+/**
+ * FerretDB v1 over PostgreSQL reads the list of collections once, at its first request: when another FerretDB
+ * on the same PostgreSQL database created a collection after that, this one does not know it, tries to create
+ * its table again and fails with PostgreSQL's "relation … already exists". Said so, with the remedy.
+ */
+function staleFerretDbSchema(err: unknown, collection: string): Error | undefined {
+  if (!(err instanceof Error) || !/SQLSTATE 42P07|relation "[^"]*" already exists/.test(err.message)) return;
+  return new Error(
+    `the database server does not know the collection "${collection}" although its PostgreSQL table exists: a ` +
+      'FerretDB over PostgreSQL that read the collections before another FerretDB created them. Restart that ' +
+      'FerretDB (and see the README: the schema is created once, with `import-admin db init`, before the ' +
+      'FerretDBs of the pods start)',
+    { cause: err },
+  );
 }

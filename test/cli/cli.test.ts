@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createTenant, graphqlToken, startTestApp, type TestApp } from '../support/app.js';
+import { databaseUrl, uniqueName } from '../support/env.js';
 
 const run = promisify(execFile);
 // Every test starts the CLI as processes (each a TypeScript start-up of a few seconds on a loaded machine).
@@ -177,16 +179,6 @@ describe('import-admin', () => {
     expect(token.body.data?.obtainKrakenToken.token).toEqual(expect.any(String));
   });
 
-  it('init-db creates every collection, those without secondary indexes included', async () => {
-    const res = await admin('init-db');
-    expect(res.code).toBe(0);
-    const names = (await t.app.db.conn.db!.listCollections().toArray()).map((c) => c.name);
-    expect(names).toEqual(
-      expect.arrayContaining(['staged_payloads', 'account_import_processes', 'import_events']),
-    );
-    expect(res.out.collections).toBe(names.length);
-  });
-
   it('exits non-zero with usage help for an unknown command', async () => {
     const res = await admin('frobnicate');
     expect(res.code).not.toBe(0);
@@ -327,5 +319,35 @@ describe('tenant isolation', () => {
     });
     expect((await adminWith(env, 'webhook', 'list', '--org', 'Hook Org')).out).toEqual([]);
     expect((await adminWith(env, 'webhook', 'remove', added.out.id, '--org', 'Hook Org')).code).toBe(1);
+  });
+
+  it('db init creates every collection and index on an empty database, and again changes nothing', async () => {
+    const url = databaseUrl(inject('mongoUrl'), uniqueName('dbinit'));
+    const conn = await mongoose.createConnection(url).asPromise();
+    try {
+      const first = await adminWith({ MONGO_URL: url }, 'db', 'init');
+      expect(first.code, first.err).toBe(0);
+      expect(first.out.database).toBe(conn.name);
+      const collections = [...first.out.collections].sort();
+      // Every model's collection, those without an index of their own (journal entries, e-mails, staged payloads)
+      // included.
+      expect(collections).toHaveLength(Object.keys(t.app.db.models).length + 1);
+      expect(collections).toEqual(
+        expect.arrayContaining(['ledger_journal', 'email_deliveries', 'staged_payloads', 'accounts']),
+      );
+      const listed = (await conn.db!.listCollections().toArray()).map((c) => c.name).sort();
+      expect(listed).toEqual(collections);
+      const indexes = async () =>
+        (await conn.db!.collection('import_events').indexes()).map((i) => i.name).sort();
+      const before = await indexes();
+      expect(before.length).toBeGreaterThan(1);
+      const again = await adminWith({ MONGO_URL: url }, 'db', 'init');
+      expect(again.code, again.err).toBe(0);
+      expect([...again.out.collections].sort()).toEqual(collections);
+      expect(await indexes()).toEqual(before);
+    } finally {
+      await conn.dropDatabase();
+      await conn.close();
+    }
   });
 });

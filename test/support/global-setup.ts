@@ -12,7 +12,10 @@ declare module 'vitest' {
   }
 }
 
-/** Uses MONGO_URL / REDIS_URL when given; else testcontainers when a container runtime runs; else local servers. */
+/**
+ * Uses MONGO_URL / REDIS_URL when given; else testcontainers when a container runtime runs; else local servers
+ * (FerretDB on SQLite, or on PostgreSQL with TEST_POSTGRESQL_URL).
+ */
 async function containerRuntimeAvailable(): Promise<boolean> {
   if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
   try {
@@ -40,7 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       mongoUrl = mongo.getConnectionString();
       stops.push(async () => void (await mongo.stop()));
     } else {
-      const ferret = await startFerretDb();
+      // TEST_POSTGRESQL_URL: the suite on FerretDB's PostgreSQL backend (the scaled topology's storage), on that
+      // existing database; each test file still has a database (a PostgreSQL schema) of its own.
+      const ferret = await startFerretDb({ postgresqlUrl: process.env.TEST_POSTGRESQL_URL || undefined });
       mongoUrl = ferret.url;
       stops.push(ferret.stop);
     }

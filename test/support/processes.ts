@@ -63,18 +63,24 @@ export function ferretdbBinary(): string | null {
  * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
  * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
  * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
- * directory and port brings back "the same" server.
+ * directory and port brings back "the same" server. Given `postgresqlUrl`, it runs on the PostgreSQL backend
+ * instead, on that (existing) database.
  */
-export async function startFerretDb(options: { port?: number; dir?: string } = {}): Promise<LocalServer> {
+export async function startFerretDb(
+  options: { port?: number; dir?: string; postgresqlUrl?: string } = {},
+): Promise<LocalServer> {
   const bin = ferretdbBinary();
   if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ferretdb-'));
   const port = options.port ?? (await freePort());
+  // With a PostgreSQL URL, the data is in that PostgreSQL database (the directory only holds FerretDB's state).
+  const backend = options.postgresqlUrl
+    ? ['--handler=postgresql', `--postgresql-url=${options.postgresqlUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`];
   const child = spawn(
     bin,
     [
-      '--handler=sqlite',
-      `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`,
+      ...backend,
       `--state-dir=${dir}`,
       `--listen-addr=127.0.0.1:${port}`,
       '--debug-addr=-',
@@ -127,7 +133,8 @@ export type LocalCluster = {
 
 const clusterScript = resolve(import.meta.dirname, '../../scripts/redis-cluster.sh');
 
-async function portsFree(ports: number[]): Promise<boolean> {
+/** Whether nothing listens on any of the ports (on loopback). */
+export async function portsFree(ports: number[]): Promise<boolean> {
   const free = (port: number) =>
     new Promise<boolean>((res) => {
       const srv = createServer();
@@ -139,17 +146,24 @@ async function portsFree(ports: number[]): Promise<boolean> {
 }
 
 /**
+ * The first of `count` free ports in a row, below the ephemeral range; with `bus`, the ports 10,000 above them
+ * are free too (a Redis Cluster node's bus port).
+ */
+export async function freePortRun(count: number, options: { bus?: boolean } = {}): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const ports = Array.from({ length: count }, (_, i) => candidate + i);
+    if (await portsFree(options.bus ? [...ports, ...ports.map((p) => p + 10_000)] : ports)) return candidate;
+  }
+  throw new Error(`no ${count} free ports in a row`);
+}
+
+/**
  * A throwaway Redis Cluster of 3 masters and 3 replicas (scripts/redis-cluster.sh) on six free ports in a row
  * (and their cluster bus ports, 10,000 above).
  */
 export async function startRedisCluster(): Promise<LocalCluster> {
-  let base = 0;
-  for (let attempt = 0; attempt < 50 && !base; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: 6 }, (_, i) => candidate + i);
-    if (await portsFree([...ports, ...ports.map((p) => p + 10_000)])) base = candidate;
-  }
-  if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
+  const base = await freePortRun(6, { bus: true });
   const run = (...args: string[]) =>
     new Promise<string>((res, reject) => {
       const child = spawn('bash', [clusterScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
