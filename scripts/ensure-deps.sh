@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A node_modules that is a symbolic link (a git worktree sharing another checkout's packages) is left alone:
+# `npm ci` would empty the directory it points to, under every checkout that shares it.
+if [ -L node_modules ]; then
+  [ -d node_modules/ ] || { echo "[setup] node_modules links to a missing directory" >&2; exit 1; }
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm ci" >&2
   # `npm ci` installs exactly the lock and never writes it: setup must leave a clone's tracked files as they were.
   npm ci --no-audit --no-fund --loglevel=error
