@@ -65,16 +65,25 @@ export function ferretdbBinary(): string | null {
  * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
  * directory and port brings back "the same" server.
  */
-export async function startFerretDb(options: { port?: number; dir?: string } = {}): Promise<LocalServer> {
+export async function startFerretDb(
+  options: {
+    port?: number;
+    dir?: string;
+    /** A PostgreSQL database URL: FerretDB's PostgreSQL backend instead of SQLite (the database must exist). */
+    postgresqlUrl?: string;
+  } = {},
+): Promise<LocalServer> {
   const bin = ferretdbBinary();
   if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ferretdb-'));
   const port = options.port ?? (await freePort());
+  const backend = options.postgresqlUrl
+    ? ['--handler=postgresql', `--postgresql-url=${options.postgresqlUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`];
   const child = spawn(
     bin,
     [
-      '--handler=sqlite',
-      `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`,
+      ...backend,
       `--state-dir=${dir}`,
       `--listen-addr=127.0.0.1:${port}`,
       '--debug-addr=-',
@@ -122,6 +131,9 @@ export type LocalCluster = {
   /** SIGKILLs one node / starts it again (it rejoins with its saved cluster config). */
   killNode: (port: number) => Promise<void>;
   startNode: (port: number) => Promise<void>;
+  /** SIGSTOPs one node (it answers nothing, keeps its state) / SIGCONTs it. */
+  pauseNode: (port: number) => Promise<void>;
+  resumeNode: (port: number) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -138,16 +150,23 @@ async function portsFree(ports: number[]): Promise<boolean> {
   return true;
 }
 
+/** A cluster's six node ports from its base port, and their cluster bus ports (10,000 above). */
+function clusterPorts(base: number): number[] {
+  const ports = Array.from({ length: 6 }, (_, i) => base + i);
+  return [...ports, ...ports.map((p) => p + 10_000)];
+}
+
 /**
  * A throwaway Redis Cluster of 3 masters and 3 replicas (scripts/redis-cluster.sh) on six free ports in a row
- * (and their cluster bus ports, 10,000 above).
+ * (and their cluster bus ports, 10,000 above), or on the six from `basePort`.
  */
-export async function startRedisCluster(): Promise<LocalCluster> {
-  let base = 0;
+export async function startRedisCluster(options: { basePort?: number } = {}): Promise<LocalCluster> {
+  let base = options.basePort ?? 0;
+  if (base && !(await portsFree(clusterPorts(base))))
+    throw new Error(`ports ${base}–${base + 5} (or their bus ports) are taken: choose another base port`);
   for (let attempt = 0; attempt < 50 && !base; attempt++) {
     const candidate = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: 6 }, (_, i) => candidate + i);
-    if (await portsFree([...ports, ...ports.map((p) => p + 10_000)])) base = candidate;
+    if (await portsFree(clusterPorts(candidate))) base = candidate;
   }
   if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
   const run = (...args: string[]) =>
@@ -165,6 +184,41 @@ export async function startRedisCluster(): Promise<LocalCluster> {
     ports: Array.from({ length: 6 }, (_, i) => base + i),
     killNode: async (port) => void (await run('kill-node', String(port), String(base))),
     startNode: async (port) => void (await run('start-node', String(port), String(base))),
+    pauseNode: async (port) => void (await run('pause-node', String(port), String(base))),
+    resumeNode: async (port) => void (await run('resume-node', String(port), String(base))),
     stop: async () => void (await run('stop', String(base))),
+  };
+}
+
+/** Runs `psql` against a PostgreSQL server (a URL naming its maintenance database) with one SQL command. */
+function psql(serverUrl: string, sql: string): Promise<void> {
+  return new Promise((res, reject) => {
+    const child = spawn('psql', [serverUrl, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? res() : reject(new Error(`psql ${sql}: exited ${code}: ${err.trim()}`)),
+    );
+  });
+}
+
+export type PostgresDatabase = { name: string; url: string; drop: () => Promise<void> };
+
+/**
+ * A fresh PostgreSQL database (for FerretDB's PostgreSQL backend) on the server of `serverUrl`
+ * (e.g. `postgres://postgres@127.0.0.1:5432/postgres`); `drop` removes it, connections and all.
+ */
+export async function createPostgresDatabase(serverUrl: string, name: string): Promise<PostgresDatabase> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await psql(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: () => psql(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
