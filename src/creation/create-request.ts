@@ -1,4 +1,4 @@
-import type { RedisClient } from '../infra/redis.js';
+import { isRedisUnavailable, type RedisClient } from '../infra/redis.js';
 import { DatabaseUnavailableError } from '../infra/mongo.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
@@ -131,6 +131,7 @@ export class CreateRequests {
         throw err;
       }
       // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
+      if (isRedisUnavailable(err)) return { status: 'redis_unavailable' };
       const reachable = await this.redis.ping().then(
         () => true,
         () => false,
