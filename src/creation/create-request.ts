@@ -42,7 +42,7 @@ export type CreateQueue = {
       attempt: number;
       requestId: string;
     },
-    options: { jobId: string; waitMs: number },
+    options: { jobId: string; waitMs: number; beforeRequeue?: () => Promise<void> },
   ): Promise<{ result: CreationOutcome | undefined; timedOut: boolean }>;
   jobState(id: string): Promise<string>;
 };
@@ -106,6 +106,7 @@ export class CreateRequests {
       return 'status' in job ? job : { status: 'unknown_team' };
     }
 
+    const attempt = job.attempt;
     let onLost: (err: unknown) => void = () => undefined;
     const lost = new Promise<never>((_, reject) => (onLost = reject));
     const stop = this.slots.keepAlive(member, (err) => onLost(err), 1_000);
@@ -117,7 +118,12 @@ export class CreateRequests {
         attempt: job.attempt,
         requestId: req.requestId,
       },
-      { jobId: job.id, waitMs: this.settings.ACCOUNT_CREATION_WAIT_MS },
+      {
+        jobId: job.id,
+        waitMs: this.settings.ACCOUNT_CREATION_WAIT_MS,
+        // A job lost in a failover is queued again by the wait; its attempt may have been lost with it.
+        beforeRequeue: attempt > 0 ? () => this.slots.restoreAttempt(member, attempt) : undefined,
+      },
     );
     waiting.catch(() => undefined);
     let settled: Awaited<typeof waiting>;
