@@ -111,6 +111,24 @@ export class WebhookStore {
         .exec(),
     );
   }
+
+  /**
+   * Deliveries still pending at least `olderThanMs` after they were due: normally a job is on them (queued
+   * behind others, delayed for a busy endpoint, running), but a Redis failover may have lost it. The sweep
+   * looks at each one's job. On FerretDB this reads the whole collection (see the class comment).
+   */
+  async overdueDeliveries(olderThanMs: number, limit: number, now: Date) {
+    return retryTransient(() =>
+      this.models.WebhookDelivery.find({
+        status: 'pending',
+        nextAttemptAt: { $lt: new Date(now.getTime() - olderThanMs) },
+      })
+        .select({ _id: 1, replays: 1 })
+        .limit(limit)
+        .lean<{ _id: string; replays?: number | null }[]>()
+        .exec(),
+    );
+  }
 }
 
 const stores = new WeakMap<Models, WebhookStore>();

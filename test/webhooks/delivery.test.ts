@@ -4,6 +4,8 @@ import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
+import { deliveryJobId } from '../../src/webhooks/dispatch-event.js';
+import { webhookStore } from '../../src/storage/webhooks.js';
 import { openSecret } from '../../src/webhooks/secret-box.js';
 import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
@@ -76,7 +78,7 @@ async function emit(org: string, options: { relay?: boolean; type?: 'completed' 
   );
   if (options.relay !== false) await relayEvents(t.app.queues.queue('webhooks'), [event], 'test');
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
-  return { eventId: event.eventId, body: doc!.body! };
+  return { eventId: event.eventId, key: event._id, organisationId: orgDoc!._id, body: doc!.body! };
 }
 
 const deliveryOf = (eventId: string, endpointId: string) =>
@@ -255,6 +257,40 @@ describe('who receives what', () => {
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
     await until(async () => r.ids().has(eventId), 'the swept event');
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('the outbox sweep queues a pending delivery whose job is gone (lost in a Redis failover) again', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId, key, organisationId } = await emit(ORG_A, { relay: false });
+    // Dispatched as the dispatch job does it, but the delivery's job never reaches the queue: what a failover
+    // loses when the old master had not replicated it.
+    const store = webhookStore(t.app.db.models);
+    const live = (await store.liveEndpoints(organisationId)).filter(
+      (e) => e._id.toHexString() === endpoint.id,
+    );
+    const [delivery] = await store.createDeliveries((await store.event(key))!, live, new Date());
+    await store.markDispatched(key);
+    expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(delivery!))).toBe('unknown');
+    await until(async () => r.ids().has(eventId), 'the delivery whose job was lost');
+    await until(
+      async () => (await store.delivery(delivery!))?.status === 'delivered',
+      'the delivery recorded delivered',
+    );
+    expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('the outbox sweep comes back when its scheduler is lost (the workers schedule it again)', async () => {
+    const queue = t.app.queues.queue('webhooks');
+    await queue.removeJobScheduler('sweep-outbox');
+    expect(await queue.getJobScheduler('sweep-outbox')).toBeFalsy();
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId } = await emit(ORG_A, { relay: false });
+    await until(async () => r.ids().has(eventId), 'an event only the sweep can deliver');
+    expect(await queue.getJobScheduler('sweep-outbox')).toBeTruthy();
     await hooks.remove(ORG_A, endpoint.id);
   });
 
