@@ -60,7 +60,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const server = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
       const pg = await createPostgresDatabase(server, `citest_${randomBytes(4).toString('hex')}`);
       stops.push(pg.drop);
-      const ferret = await startFerretDb({ postgresqlUrl: pg.url, port: ferretPort });
+      // FerretDB opens up to 50 PostgreSQL connections by default; 20 do for the tests, and leave room on a
+      // server with the default max_connections (100) that other work shares.
+      const ferret = await startFerretDb({ postgresqlUrl: `${pg.url}?pool_max_conns=20`, port: ferretPort });
       mongoUrl = ferret.url;
       stops.push(ferret.stop);
       console.info(`test setup: FerretDB on PostgreSQL (database ${pg.name}) at ${ferret.url}`);
