@@ -19,6 +19,8 @@ export type EndpointRow = {
   events: string[];
   secret: string;
   removedAt: Date | null;
+  /** When it was added (mongoose timestamps). */
+  createdAt?: Date;
 };
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
@@ -32,7 +34,7 @@ export class WebhookStore {
 
   /**
    * The organisation's live endpoints, read at every dispatch (not remembered): an endpoint added gets every
-   * event recorded after it, one removed none. The collection holds a few documents per organisation, so the
+   * event recorded after it (the dispatch leaves out older ones), one removed none. The collection holds a few documents per organisation, so the
    * read costs little even where FerretDB reads it whole.
    */
   async liveEndpoints(organisationId: Types.ObjectId): Promise<EndpointRow[]> {

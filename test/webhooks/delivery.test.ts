@@ -78,7 +78,13 @@ async function emit(org: string, options: { relay?: boolean; type?: 'completed' 
   );
   if (options.relay !== false) await relayEvents(t.app.queues.queue('webhooks'), [event], 'test');
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
-  return { eventId: event.eventId, key: event._id, organisationId: orgDoc!._id, body: doc!.body! };
+  return {
+    eventId: event.eventId,
+    key: event._id,
+    organisationId: orgDoc!._id,
+    occurredAt: doc!.occurredAt,
+    body: doc!.body!,
+  };
 }
 
 const deliveryOf = (eventId: string, endpointId: string) =>
@@ -252,6 +258,22 @@ describe('who receives what', () => {
     await hooks.remove(ORG_B, secondEndpoint.id);
   });
 
+  it('an endpoint added after an event was recorded never gets it, however late the event is dispatched', async () => {
+    const before = await receiver();
+    const beforeEndpoint = await hooks.add(ORG_A, before.url);
+    // Recorded, not relayed: only the outbox sweep dispatches it, after the second endpoint exists.
+    const { eventId, occurredAt } = await emit(ORG_A, { relay: false });
+    // Added strictly later than the event (not within its millisecond).
+    await until(async () => Date.now() > occurredAt.getTime(), 'the clock to pass the event');
+    const after = await receiver();
+    const afterEndpoint = await hooks.add(ORG_A, after.url);
+    await until(async () => before.ids().has(eventId), 'the swept event at the endpoint that predates it');
+    expect(await deliveryOf(eventId, afterEndpoint.id)).toBeNull();
+    expect(after.ids().has(eventId)).toBe(false);
+    await hooks.remove(ORG_A, beforeEndpoint.id);
+    await hooks.remove(ORG_A, afterEndpoint.id);
+  });
+
   it('the outbox sweep delivers an event whose dispatch was never queued', async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
@@ -284,8 +306,11 @@ describe('who receives what', () => {
 
   it('the outbox sweep comes back when its scheduler is lost (the workers schedule it again)', async () => {
     const queue = t.app.queues.queue('webhooks');
-    await queue.removeJobScheduler('sweep-outbox');
-    expect(await queue.getJobScheduler('sweep-outbox')).toBeFalsy();
+    // Removed (again, should a sweep running at that moment have scheduled its next run).
+    await until(async () => {
+      await queue.removeJobScheduler('sweep-outbox');
+      return !(await queue.getJobScheduler('sweep-outbox'));
+    }, 'the sweep scheduler gone');
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
