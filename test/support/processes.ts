@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -80,6 +80,8 @@ export async function startFerretDb(
   const backend = options.postgresqlUrl
     ? ['--handler=postgresql', `--postgresql-url=${options.postgresqlUrl}`]
     : ['--handler=sqlite', `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`];
+  // Its log (errors only; a SIGQUIT writes every goroutine's stack there) stays in its state directory.
+  const log = openSync(join(dir, 'ferretdb.log'), 'a');
   const child = spawn(
     bin,
     [
@@ -90,8 +92,9 @@ export async function startFerretDb(
       '--telemetry=disable',
       '--log-level=ERROR',
     ],
-    { stdio: 'ignore' },
+    { stdio: ['ignore', 'ignore', log] },
   );
+  closeSync(log);
   await waitForPort(port);
   return {
     url: `mongodb://127.0.0.1:${port}/`,
