@@ -12,6 +12,7 @@ import { webhookDeliverySchema } from './webhook-delivery.js';
 import { webhookEndpointSchema } from './webhook-endpoint.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
+import { stagedPayloadModel } from './staged-payload.js';
 
 function register(conn: Connection) {
   return {
@@ -45,7 +46,14 @@ export function modelsFor(conn: Connection): Models {
   return models;
 }
 
-/** Creates every declared index; run at boot by each process (idempotent). */
+/** Creates every collection and declared index; run at boot by each process (idempotent). */
 export async function syncIndexes(models: Models): Promise<void> {
-  for (const model of Object.values(models)) await model.createIndexes();
+  // The staged payloads' model is registered on first use elsewhere; its collection is created here too.
+  const all = [...Object.values(models), stagedPayloadModel(models.Account.db)];
+  for (const model of all) {
+    // Every collection, those without a secondary index too: all of them exist once one process has started
+    // (FerretDB instances sharing one PostgreSQL database each cache the collections they found, see README).
+    await model.createCollection();
+    await model.createIndexes();
+  }
 }
