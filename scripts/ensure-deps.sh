@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs npm packages when missing or stale, redis-server and chromium when absent, and builds FerretDB.
-# SKIP_REDIS=1 / SKIP_FERRETDB=1 leave out a service that is provided another way. Idempotent.
+# Installs npm packages when missing or stale, redis-server, chromium and PostgreSQL when absent, and builds
+# FerretDB. SKIP_REDIS=1 / SKIP_FERRETDB=1 / SKIP_POSTGRES=1 leave out a service that is provided another way.
+# Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
@@ -26,3 +27,5 @@ if [ -z "${SKIP_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 if [ -z "${SKIP_FERRETDB:-}" ]; then bash scripts/ensure-ferretdb.sh; fi
+# PostgreSQL, for FerretDB's PostgreSQL backend: the scaled leg's database and the sidecar test's.
+if [ -z "${SKIP_POSTGRES:-}" ]; then bash scripts/ensure-postgres.sh; fi
