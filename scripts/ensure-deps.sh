@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs npm packages when missing or stale, redis-server, haproxy and chromium when absent, and builds FerretDB.
-# SKIP_REDIS=1 / SKIP_FERRETDB=1 leave out a service that is provided another way. Idempotent.
+# Installs npm packages when missing or stale, redis-server, haproxy, chromium and PostgreSQL when absent,
+# and builds FerretDB. SKIP_REDIS=1 / SKIP_FERRETDB=1 / SKIP_POSTGRES=1 leave out a service that is provided
+# another way. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A node_modules that is a symbolic link (a git worktree sharing another checkout's packages) is left alone:
+# `npm ci` would empty the directory it points to, under every checkout that shares it.
+if [ -L node_modules ]; then
+  [ -d node_modules/ ] || { echo "[setup] node_modules links to a missing directory" >&2; exit 1; }
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm ci" >&2
   # `npm ci` installs exactly the lock and never writes it: setup must leave a clone's tracked files as they were.
   npm ci --no-audit --no-fund --loglevel=error
@@ -28,3 +33,5 @@ if [ -z "${SKIP_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 if [ -z "${SKIP_FERRETDB:-}" ]; then bash scripts/ensure-ferretdb.sh; fi
+# PostgreSQL, for FerretDB's PostgreSQL backend: the scaled leg's database and the sidecar test's.
+if [ -z "${SKIP_POSTGRES:-}" ]; then bash scripts/ensure-postgres.sh; fi

@@ -5,21 +5,25 @@
 #   scripts/redis-cluster.sh stop  [base port]
 #   scripts/redis-cluster.sh kill-node <port> [base port]    # SIGKILL one node (a failure, for tests)
 #   scripts/redis-cluster.sh start-node <port> [base port]   # start it again; it rejoins with its saved config
+#   scripts/redis-cluster.sh pause-node|resume-node <port> [base port]   # SIGSTOP / SIGCONT one node
 # Idempotent: a cluster already answering `cluster_state:ok` on the base port is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action="${1:-start}"
 node=""
-if [ "$action" = "kill-node" ] || [ "$action" = "start-node" ]; then node="$2"; shift; fi
+case "$action" in kill-node | start-node | pause-node | resume-node) node="$2"; shift ;; esac
 base="${2:-${REDIS_CLUSTER_BASE_PORT:-7100}}"
 dir=".data/redis-cluster/$base"
 ports=()
 for i in 0 1 2 3 4 5; do ports+=("$((base + i))"); done
 seeds() { local s=""; for p in "${ports[@]}"; do s+="${s:+,}127.0.0.1:$p"; done; echo "$s"; }
 
+# A replica takes over however long its link to the master was down (validity factor 0): availability first,
+# the service restores from its database what the replica had not received (see the README's failover notes).
 start_node() {
   redis-server --port "$1" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$1.conf" \
-    --cluster-node-timeout 2000 --save "" --appendonly no --dir "$PWD/$dir" --daemonize yes \
+    --cluster-node-timeout 2000 --cluster-replica-validity-factor 0 --save "" --appendonly no \
+    --dir "$PWD/$dir" --daemonize yes \
     --pidfile "$PWD/$dir/redis-$1.pid" --logfile "$PWD/$dir/redis-$1.log"
 }
 
@@ -68,10 +72,15 @@ case "$action" in
     kill -9 "$pid"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     ;;
+  pause-node) kill -STOP "$(cat "$dir/redis-$node.pid")" ;;
+  resume-node) kill -CONT "$(cat "$dir/redis-$node.pid")" ;;
   start-node)
     start_node "$node"
     for _ in $(seq 100); do redis-cli -p "$node" ping >/dev/null 2>&1 && break; sleep 0.1; done
     ;;
   seeds) seeds ;;
-  *) echo "usage: $0 start|stop|seeds [base port] | kill-node|start-node <port> [base port]" >&2; exit 2 ;;
+  *)
+    echo "usage: $0 start|stop|seeds [base port] | kill-node|start-node|pause-node|resume-node <port> [base port]" >&2
+    exit 2
+    ;;
 esac

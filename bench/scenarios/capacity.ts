@@ -72,7 +72,7 @@ async function runTopology(backend: Backend, shape: Shape) {
     // One FerretDB per process on PostgreSQL, started once the schema exists (created through the bench's own
     // FerretDB, as `import-admin db init` would; see the README); one FerretDB shared on SQLite.
     const pods = shape.webs + shape.workers;
-    const pg = backend === 'postgresql' ? createPgDatabase('bench_capacity') : null;
+    const pg = backend === 'postgresql' ? await createPgDatabase('bench_capacity') : null;
     if (pg) stops.push(pg.drop);
     const first = pg ? await startFerretDbOnPostgres(pg.url) : await startFerretDb();
     stops.push(first.stop);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Router from 'find-my-way';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
+import { isRedisUnavailable } from '../infra/redis.js';
 import { JournalContention } from '../storage/ledger-journal.js';
 import { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER } from './errors.js';
 
@@ -49,6 +50,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (isDatabaseUnavailable(error)) {
       // Not a fault of ours or the client's: the retry after the outage succeeds (every write is idempotent).
       request.log.warn({ err: error }, 'database unavailable');
+      return reply
+        .code(503)
+        .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)
+        .send(new ApiError('service_unavailable').body());
+    }
+    // Redis down, or a Redis Cluster failing over (a command to a slot whose master died): retryable.
+    if (isRedisUnavailable(error)) {
+      request.log.warn({ err: error }, 'redis unavailable');
       return reply
         .code(503)
         .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)

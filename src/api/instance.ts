@@ -28,6 +28,9 @@ export async function createApiServer(config: Config, deps: ServerDeps = {}): Pr
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // A plugin's start may wait on Redis (a cluster's slots), the database and the validation threads loading
+    // their code: on a busy machine that passed Fastify's default 10 s. A start that cannot finish still fails.
+    pluginTimeout: 60_000,
   });
   await server.register(app, { config, clock: deps.clock });
   return server;

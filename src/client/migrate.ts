@@ -176,8 +176,11 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
         return finish({ outcome: 'created', http_status: 201, kraken_account_number: number, errors: [] });
       }
       const code = (created.body as { code?: string } | null)?.code;
-      if (created.status === 503 && round >= 10) return refused(created);
-      if (created.status === 503 && code === 'account_creation_pending') {
+      // Another create of the account runs: most likely this line's own earlier one, whose answer was a 503
+      // (a Redis failover interrupted the wait) while its job went on. Followed like a pending one.
+      const running = created.status === 400 && code === 'account_import_in_progress';
+      if ((created.status === 503 || running) && round >= 10) return refused(created);
+      if ((created.status === 503 && code === 'account_creation_pending') || running) {
         // The creation goes on on the server: follow it rather than send it again.
         const path = `/v1/data-import/account-transfer-status/${encodeURIComponent(who.import_supplier!)}/${encodeURIComponent(who.external_account_number!)}/`;
         for (;;) {

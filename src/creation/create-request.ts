@@ -1,4 +1,4 @@
-import type { RedisClient } from '../infra/redis.js';
+import { isRedisUnavailable, type RedisClient } from '../infra/redis.js';
 import { DatabaseUnavailableError } from '../infra/mongo.js';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
@@ -42,7 +42,7 @@ export type CreateQueue = {
       attempt: number;
       requestId: string;
     },
-    options: { jobId: string; waitMs: number },
+    options: { jobId: string; waitMs: number; beforeRequeue?: () => Promise<void> },
   ): Promise<{ result: CreationOutcome | undefined; timedOut: boolean }>;
   jobState(id: string): Promise<string>;
 };
@@ -106,6 +106,7 @@ export class CreateRequests {
       return 'status' in job ? job : { status: 'unknown_team' };
     }
 
+    const attempt = job.attempt;
     let onLost: (err: unknown) => void = () => undefined;
     const lost = new Promise<never>((_, reject) => (onLost = reject));
     const stop = this.slots.keepAlive(member, (err) => onLost(err), 1_000);
@@ -117,7 +118,12 @@ export class CreateRequests {
         attempt: job.attempt,
         requestId: req.requestId,
       },
-      { jobId: job.id, waitMs: this.settings.ACCOUNT_CREATION_WAIT_MS },
+      {
+        jobId: job.id,
+        waitMs: this.settings.ACCOUNT_CREATION_WAIT_MS,
+        // A job lost in a failover is queued again by the wait; its attempt may have been lost with it.
+        beforeRequeue: attempt > 0 ? () => this.slots.restoreAttempt(member, attempt) : undefined,
+      },
     );
     waiting.catch(() => undefined);
     let settled: Awaited<typeof waiting>;
@@ -131,6 +137,7 @@ export class CreateRequests {
         throw err;
       }
       // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
+      if (isRedisUnavailable(err)) return { status: 'redis_unavailable' };
       const reachable = await this.redis.ping().then(
         () => true,
         () => false,

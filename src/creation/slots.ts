@@ -69,6 +69,11 @@ const CLAIM = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or 
 if current == tonumber(ARGV[2]) then current = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) end
 return current`;
 
+// KEYS: attempts. ARGV: member, an attempt whose job exists. Raises the counter to it (never lowers it).
+const RESTORE = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if current < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1`;
+
 type SlotCommands = {
   slotAcquire(
     slots: string,
@@ -86,6 +91,7 @@ type SlotCommands = {
   slotHeld(slots: string, member: string): Promise<number>;
   slotInFlight(slots: string): Promise<number>;
   slotClaimAttempt(attempts: string, member: string, seen: number): Promise<number>;
+  slotRestoreAttempt(attempts: string, member: string, attempt: number): Promise<number>;
 };
 
 function withCommands(redis: RedisClient): RedisClient & SlotCommands {
@@ -96,6 +102,7 @@ function withCommands(redis: RedisClient): RedisClient & SlotCommands {
     redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
     redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
     redis.defineCommand('slotClaimAttempt', { numberOfKeys: 1, lua: CLAIM });
+    redis.defineCommand('slotRestoreAttempt', { numberOfKeys: 1, lua: RESTORE });
   }
   return redis as RedisClient & SlotCommands;
 }
@@ -203,6 +210,14 @@ export class CreationSlots {
    */
   async claimAttempt(member: string, seen: number): Promise<number> {
     return this.redis.slotClaimAttempt(this.attemptsKey, member, seen);
+  }
+
+  /**
+   * Makes sure the counter is at least `attempt`: the job of that attempt is being queued again after a
+   * failover lost it, maybe with the claim that chose its id, so a later create must not claim the id again.
+   */
+  async restoreAttempt(member: string, attempt: number): Promise<void> {
+    await this.redis.slotRestoreAttempt(this.attemptsKey, member, attempt);
   }
 
   /** The highest number of slots ever held at once (for operators and the scale-out test). */

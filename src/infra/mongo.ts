@@ -67,9 +67,18 @@ const SOCKET_ERROR_CODES: ReadonlySet<unknown> = new Set([
 ]);
 
 /**
- * The database could not be reached (no server to select, a connection refused, reset or closed): a retry
- * later can succeed, so the API answers 503 and workers retry the job. Bulk writes (insertMany) carry the
- * driver error they stopped on as their own properties, so they are recognised too.
+ * FerretDB on PostgreSQL answering that it could not reach its PostgreSQL (down, restarting, out of
+ * connections: SQLSTATE class 08, 53300 too_many_connections, 57P01–57P03 shutting down or starting up). The
+ * wire answer is an ordinary server error, so its text is all there is to go by.
+ */
+const BACKEND_UNAVAILABLE =
+  /failed to connect to `|too many clients already|the database system is (starting up|shutting down|in recovery mode)|SQLSTATE (08\w{3}|53300|57P0[123])/;
+
+/**
+ * The database could not be reached (no server to select, a connection refused, reset or closed, or FerretDB
+ * could not reach its PostgreSQL): a retry later can succeed, so the API answers 503 and workers retry the job.
+ * Bulk writes (insertMany) carry the driver error they stopped on as their own properties, so they are
+ * recognised too.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -82,7 +91,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       // A bulk write stopped by the driver copies that error's own properties, not its class: a network
       // error's `beforeHandshake`, a failed server selection's `reason` (the topology it found).
       (e.name === 'MongoBulkWriteError' && ('beforeHandshake' in e || 'reason' in e)) ||
-      SOCKET_ERROR_CODES.has((e as { code?: unknown }).code)
+      SOCKET_ERROR_CODES.has((e as { code?: unknown }).code) ||
+      (/^Mongo(Server|BulkWrite)Error$/.test(e.name) && BACKEND_UNAVAILABLE.test(e.message))
     )
       return true;
   }

@@ -64,6 +64,22 @@ export function oneOffConnection(settings: RedisSettings): RedisClient {
 }
 
 /**
+ * Whether an error says Redis could not serve a command (rather than refused it): a connection down or not
+ * ready, the retries of a command used up, or a Redis Cluster between owners of a slot (a failover: the
+ * cluster down, a master gone, redirections exhausted, a replica not yet promoted). Such a command may be
+ * sent again once Redis is back: callers answer 503 with Retry-After, never 500.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as Error & { code?: unknown }).code;
+  if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH)$/.test(code))
+    return true;
+  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|Cluster isn't ready|Cluster is ended|max retries per request|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Command timed out|^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|READONLY) |ECONNREFUSED|ECONNRESET|ETIMEDOUT/i.test(
+    err.message,
+  );
+}
+
+/**
  * Whether Redis can serve the service: a single Redis answers PING; a cluster says `cluster_state:ok` and
  * every master answers (a cluster whose failed master has no replica left to promote is not ok).
  */

@@ -17,6 +17,12 @@ export function waitForFinish<R>(
   pending: Set<() => void>,
   /** Early results (`JobResults`): the first of the two answers. */
   direct?: EventEmitter,
+  /**
+   * Queues the job again (same id and data) when it is found gone from the queue while the wait goes on: a
+   * Redis Cluster failover loses what the old master had not replicated, the job included. Looked for every
+   * `everyMs`; a lookup that fails (Redis still failing over) is tried again at the next turn.
+   */
+  requeue?: { everyMs: number; add: () => Promise<unknown> },
 ): Promise<{ result: R | undefined; timedOut: boolean }> {
   const id = job.id!;
   // Per-job events (`completed:<id>`) are emitted by QueueEvents but absent from its typed listener map.
@@ -32,10 +38,24 @@ export function waitForFinish<R>(
     const cancel = () => end(() => reject(new Error('the queue is closing')));
     const timer = setTimeout(() => end(() => resolve({ result: undefined, timedOut: true })), waitMs);
     let ended = false;
+    let looking = false;
+    const watch = requeue
+      ? setInterval(() => {
+          if (looking) return;
+          looking = true;
+          job
+            .getState()
+            .then((state) => (state === 'unknown' && !ended ? requeue.add() : undefined))
+            .catch(() => undefined)
+            .finally(() => (looking = false));
+        }, requeue.everyMs)
+      : null;
+    watch?.unref();
     function end(settle: () => void) {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      if (watch) clearInterval(watch);
       events.off(`completed:${id}`, onCompleted);
       events.off(`failed:${id}`, onFailed);
       direct?.off(resultKey(queue.name, id), onDirect);

@@ -25,6 +25,8 @@ export const webhookDeliverySchema = new Schema(
   },
   { timestamps: true, collection: 'webhook_deliveries', versionKey: false },
 );
+// The outbox sweep's look for overdue deliveries (see `WebhookStore.overdueDeliveries`).
+webhookDeliverySchema.index({ status: 1, nextAttemptAt: 1 });
 export type WebhookDelivery = InferSchemaType<typeof webhookDeliverySchema>;
 
 export const deliveryId = (eventId: string, endpointId: string) => `${eventId}.${endpointId}`;

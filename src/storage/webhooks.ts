@@ -19,6 +19,8 @@ export type EndpointRow = {
   events: string[];
   secret: string;
   removedAt: Date | null;
+  /** When it was added (mongoose timestamps). */
+  createdAt?: Date;
 };
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
@@ -32,7 +34,7 @@ export class WebhookStore {
 
   /**
    * The organisation's live endpoints, read at every dispatch (not remembered): an endpoint added gets every
-   * event recorded after it, one removed none. The collection holds a few documents per organisation, so the
+   * event recorded after it (the dispatch leaves out older ones), one removed none. The collection holds a few documents per organisation, so the
    * read costs little even where FerretDB reads it whole.
    */
   async liveEndpoints(organisationId: Types.ObjectId): Promise<EndpointRow[]> {
@@ -108,6 +110,24 @@ export class WebhookStore {
         .select({ _id: 1, eventId: 1 })
         .limit(limit)
         .lean<{ _id: string; eventId: string }[]>()
+        .exec(),
+    );
+  }
+
+  /**
+   * Deliveries still pending at least `olderThanMs` after they were due: normally a job is on them (queued
+   * behind others, delayed for a busy endpoint, running), but a Redis failover may have lost it. The sweep
+   * looks at each one's job. On FerretDB this reads the whole collection (see the class comment).
+   */
+  async overdueDeliveries(olderThanMs: number, limit: number, now: Date) {
+    return retryTransient(() =>
+      this.models.WebhookDelivery.find({
+        status: 'pending',
+        nextAttemptAt: { $lt: new Date(now.getTime() - olderThanMs) },
+      })
+        .select({ _id: 1, replays: 1 })
+        .limit(limit)
+        .lean<{ _id: string; replays?: number | null }[]>()
         .exec(),
     );
   }

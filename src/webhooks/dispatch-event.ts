@@ -9,7 +9,8 @@ export const deliveryJobId = (delivery: string, replay = 0) =>
   replay === 0 ? jobId('deliver', delivery) : jobId('deliver', delivery, 'replay', String(replay));
 
 /**
- * Fans a recorded import event out to its organisation's endpoints: one delivery per subscribed endpoint
+ * Fans a recorded import event out to its organisation's endpoints: one delivery per endpoint subscribed when
+ * the event was recorded
  * (ids derived from event and endpoint, so a second dispatch of the same event adds none), one delivery job
  * each (ids derived from the delivery, so none is queued twice), then the event is marked dispatched. A
  * crash anywhere is repaired by running it again, which the job's retries and the outbox sweep do.
@@ -23,8 +24,12 @@ export async function dispatchEventJob(
   const event = await store.event(data.eventKey);
   if (!event) return { deliveries: 0 };
   if (event.dispatched || !event.type || !event.body) return { deliveries: 0 };
+  // The endpoints subscribed when the event was recorded: whether an endpoint added since gets it must not
+  // depend on how soon the event is dispatched (at once by the relay, or much later by the outbox sweep).
   const endpoints = (await store.liveEndpoints(event.organisationId)).filter(
-    (e) => e.events.length === 0 || e.events.includes(event.type!),
+    (e) =>
+      (e.events.length === 0 || e.events.includes(event.type!)) &&
+      (!e.createdAt || e.createdAt <= event.occurredAt),
   );
   const ids = await store.createDeliveries(event, endpoints, ctx.clock());
   const fleet = new WebhookFleetState(ctx.redis, ctx.config.QUEUE_PREFIX);

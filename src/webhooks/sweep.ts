@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
+import { deliveryJobId } from './dispatch-event.js';
 
 /** An event this long after its write and still not dispatched is one the relay missed (the relay takes ms). */
 const graceMs = (intervalMs: number) => Math.min(5_000, intervalMs);
@@ -11,18 +12,18 @@ const BATCH = 1_000;
  * The outbox sweep, run every `OUTBOX_SWEEP_INTERVAL_MS` by a job scheduler: queues a dispatch for each event
  * the relay missed (a crash right after the write, Redis down at the time). The job id is new each round,
  * so an event whose earlier dispatch job failed for good is tried again; dispatching twice is harmless.
+ * Then the deliveries: one still pending well after it was due whose job is gone from the queue (a Redis
+ * Cluster failover loses what the old master had not replicated) gets its job again, under its own id.
  */
 export async function sweepOutboxJob(
   data: JobData<'sweep-outbox'>,
   _job: Job,
   ctx: WorkerContext,
-): Promise<{ queued: number }> {
+): Promise<{ queued: number; requeued: number }> {
   const now = ctx.clock();
-  const missed = await webhookStore(ctx.db.models).undispatchedEvents(
-    graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS),
-    BATCH,
-    now,
-  );
+  const store = webhookStore(ctx.db.models);
+  const grace = graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS);
+  const missed = await store.undispatchedEvents(grace, BATCH, now);
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     missed.map((event) =>
@@ -38,5 +39,24 @@ export async function sweepOutboxJob(
     ),
   );
   if (missed.length > 0) ctx.log.info({ queued: missed.length }, 'outbox sweep queued missed events');
-  return { queued: missed.length };
+
+  const deliver = jobCatalog['deliver-webhook'];
+  const queue = ctx.queue(deliver.queue);
+  const overdue = await store.overdueDeliveries(grace, BATCH, now);
+  const lost = (
+    await Promise.all(
+      overdue.map(async (delivery) => {
+        const id = deliveryJobId(delivery._id, delivery.replays ?? 0);
+        if ((await queue.getJobState(id)) !== 'unknown') return 0;
+        await queue.add(
+          'deliver-webhook',
+          { deliveryId: delivery._id, requestId: data.requestId },
+          { ...deliver.options, ...retention, jobId: id },
+        );
+        return 1;
+      }),
+    )
+  ).reduce<number>((n, one) => n + one, 0);
+  if (lost > 0) ctx.log.warn({ requeued: lost }, 'outbox sweep queued deliveries whose jobs were gone');
+  return { queued: missed.length, requeued: lost };
 }

@@ -21,6 +21,9 @@ const STALLED_FAILURE = /stalled more than allowable limit/i;
 /** How long a job that could not reach the database waits before it runs again (plus up to 0.5 s jitter). */
 const UNAVAILABLE_RETRY_MS = 1_000;
 
+/** The outbox sweep's scheduler is upserted again this often at least (or every sweep interval if longer). */
+const SCHEDULER_CHECK_MIN_MS = 5_000;
+
 export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
 
 /** Starts one BullMQ worker per queue, dispatching each job to its processor by job name. */
@@ -126,20 +129,31 @@ export function startWorkers(
   });
 
   // The outbox sweep: one scheduler for the whole fleet (upserting it is idempotent), run by whichever worker.
+  // Upserted again every round: a Redis Cluster failover may lose the scheduler or its next job (what the old
+  // master had not replicated), and upserting puts back whatever is missing without moving the next run.
+  let sweepTimer: NodeJS.Timeout | null = null;
   if (only.includes('webhooks')) {
-    queues
-      .get('webhooks')!
-      .upsertJobScheduler(
-        'sweep-outbox',
-        { every: config.OUTBOX_SWEEP_INTERVAL_MS },
-        { name: 'sweep-outbox', data: { requestId: 'outbox-sweep' }, opts: { ...retention } },
-      )
-      .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the outbox sweep'));
+    const schedule = () =>
+      queues
+        .get('webhooks')!
+        .upsertJobScheduler(
+          'sweep-outbox',
+          { every: config.OUTBOX_SWEEP_INTERVAL_MS },
+          { name: 'sweep-outbox', data: { requestId: 'outbox-sweep' }, opts: { ...retention } },
+        )
+        .catch((err: Error) => log.warn({ err: err.message }, 'could not schedule the outbox sweep'));
+    void schedule();
+    sweepTimer = setInterval(
+      () => void schedule(),
+      Math.max(config.OUTBOX_SWEEP_INTERVAL_MS, SCHEDULER_CHECK_MIN_MS),
+    );
+    sweepTimer.unref();
   }
 
   return {
     workers,
     async close() {
+      if (sweepTimer) clearInterval(sweepTimer);
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([...queues.values()].map((q) => q.close()));
       // Given to BullMQ as instances, so they are ours to close.

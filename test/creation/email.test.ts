@@ -93,7 +93,12 @@ it('lets exactly one of several concurrent attempts for one account send the e-m
   await api.stage(accountPayload('MAIL-3'));
   const number = (await api.create('MAIL-3')).json().kraken_account_number as string;
   await until(async () => smtp.received.some((m) => m.raw.includes(number)), 'the first e-mail');
-  const account = (await t.app.db.models.Account.findOne({ number }).lean())!;
+  // The first job is over once the account records the e-mail (after the SMTP server had it): only then is the
+  // reset below not undone by that job's last write.
+  const account = await until(async () => {
+    const doc = await t.app.db.models.Account.findOne({ number }).lean();
+    return doc?.migrationEmailStatus === 'sent' ? doc : null;
+  }, 'the account to record the first e-mail');
   // Reset to "wanted" as if the creation had just finished, then race eight jobs for it.
   await t.app.db.models.EmailDelivery.deleteOne({ _id: String(account._id) });
   await t.app.db.models.Account.updateOne(

@@ -72,10 +72,13 @@ export async function killWorkersWhileTheyWork(options: {
     const before = await options.started();
     const child = startProcess('worker', options.env);
     options.children.push(child);
-    const deadline = Date.now() + 30_000;
+    // Generous: a worker process boots (tsx compiles its sources) before it takes a job, and on a loaded 2-core
+    // machine that alone has taken more than 30 s.
+    const deadline = Date.now() + 180_000;
     for (;;) {
       if ((await options.started()) > before || (await options.done())) break;
-      if (Date.now() > deadline) throw new Error('timed out waiting for a job to turn active');
+      if (Date.now() > deadline)
+        throw new Error('timed out (180 s) waiting for the new worker process to take a job');
       await new Promise((r) => setTimeout(r, 25));
     }
     if (await options.done()) break;

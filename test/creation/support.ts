@@ -73,7 +73,7 @@ export type TestWorkers = RunningWorkers & { db: Database; stop: () => Promise<v
 /** In-process BullMQ workers on the app's database and queue prefix (a separate connection, like a worker pod). */
 export async function startTestWorkers(config: Config, only?: readonly QueueName[]): Promise<TestWorkers> {
   const db = await openDatabase(config);
-  const running = startWorkers({ config, db, log: pino({ level: 'silent' }) }, only);
+  const running = startWorkers({ config, db, log: pino({ level: config.LOG_LEVEL }) }, only);
   await Promise.all(running.workers.map((w) => w.waitUntilReady()));
   return {
     ...running,

@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
 import { batchedInsert } from '../../src/storage/insert-batcher.js';
-import { startFerretDb } from '../support/processes.js';
+import { freePort, startFerretDb } from '../support/processes.js';
 import { isTransientDbError } from '../../src/storage/transient.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/infra/mongo.js';
 
@@ -26,6 +26,13 @@ describe('isDatabaseUnavailable', () => {
       Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' }),
       new Error('the insert failed', { cause: network() }),
       new DatabaseUnavailableError(),
+      // FerretDB on PostgreSQL, its PostgreSQL out of connections (as seen on a shared server).
+      new MongoServerError({
+        message:
+          '[msg_update.go:133 handler.(*Handler).updateDocument] failed to connect to `user=postgres database=citest`:\n' +
+          '\t127.0.0.1:5432 (127.0.0.1): server error: FATAL: sorry, too many clients already (SQLSTATE 53300)',
+        code: 1,
+      }),
     ];
     expect(unavailable.filter((e) => !isDatabaseUnavailable(e))).toEqual([]);
   });
@@ -47,6 +54,44 @@ describe('isDatabaseUnavailable', () => {
     labelled.addErrorLabel('RetryableWriteError');
     expect(isTransientDbError(labelled)).toBe(false);
     expect(isTransientDbError(new MongoServerError({ message: 'database is locked', code: 1 }))).toBe(true);
+  });
+});
+
+describe('FerretDB on PostgreSQL whose PostgreSQL cannot be reached', () => {
+  it('answers reads and writes with errors recognised as an unavailable database', async () => {
+    // Nothing listens on the port: FerretDB itself answers, its backend does not.
+    const ferret = await startFerretDb({
+      postgresqlUrl: `postgres://postgres@127.0.0.1:${await freePort()}/unreachable`,
+    });
+    const conn = mongoose.createConnection(`mongodb://127.0.0.1:${ferret.port}/outage`, {
+      serverSelectionTimeoutMS: 5_000,
+      bufferCommands: false,
+    });
+    try {
+      await conn.asPromise();
+      const Thing = conn.model('Thing', new mongoose.Schema({ n: Number }));
+      const thrown = await Promise.all(
+        [
+          Thing.findById(new mongoose.Types.ObjectId()).exec(),
+          Thing.collection.insertOne({ n: 1 }),
+          batchedInsert(Thing, [{ _id: new mongoose.Types.ObjectId(), n: 2 }]),
+        ].map((p) =>
+          p.then(
+            () => null,
+            (err: unknown) => err,
+          ),
+        ),
+      );
+      expect(thrown.map((e) => (e as Error | null)?.name)).toEqual([
+        'MongoServerError',
+        'MongoServerError',
+        expect.stringMatching(/^Mongo(Bulk|Server)\w*Error$/),
+      ]);
+      expect(thrown.filter((e) => !isDatabaseUnavailable(e)).map((e) => String(e))).toEqual([]);
+    } finally {
+      await conn.close().catch(() => undefined);
+      await ferret.stop('SIGKILL');
+    }
   });
 });
 

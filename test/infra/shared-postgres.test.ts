@@ -3,14 +3,14 @@ import { openDatabase, type Database } from '../../src/infra/mongo.js';
 import { loadStagedPayload, stageAccount } from '../../src/creation/staging.js';
 import { Types } from 'mongoose';
 import { processKey } from '../../src/models/account-import-process.js';
-import type { LocalServer } from '../support/processes.js';
+import type { LocalServer, PostgresDatabase } from '../support/processes.js';
 import { createPgDatabase, startFerretDbOnPostgres } from '../support/postgres.js';
 
 // One PostgreSQL database, several FerretDB processes on it (one per pod). Each FerretDB loads the list of
 // collections once, at its first request: one that loaded it before the schema existed answers reads of
 // those collections with nothing. The service creates every collection at boot and refuses to start on a
 // FerretDB that does not list them.
-let pg: { url: string; drop: () => void };
+let pg: PostgresDatabase;
 const sidecars: LocalServer[] = [];
 const opened: Database[] = [];
 const DB = 'shared_pg';
@@ -29,13 +29,13 @@ const sidecar = async () => {
   return s;
 };
 
-beforeAll(() => {
-  pg = createPgDatabase('test_shared');
+beforeAll(async () => {
+  pg = await createPgDatabase('test_shared');
 });
 afterAll(async () => {
   for (const db of opened) await db.close();
   for (const s of sidecars) await s.stop();
-  pg?.drop();
+  await pg?.drop();
 });
 
 it('pods whose FerretDB starts after the schema exists see each other’s writes, staged payloads included', async () => {

@@ -5,6 +5,7 @@ import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { JobResults, publishResult } from '../../src/infra/job-results.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
 import { testConfig } from '../support/env.js';
+import { until } from '../creation/support.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -107,6 +108,25 @@ describe('waitForFinish', () => {
     for (const cancel of pending) cancel();
     await expect(waiting).rejects.toThrow('the queue is closing');
     expect(pending.size).toBe(0);
+  });
+
+  it('queues the job again when it vanishes from the queue while the wait goes on (lost in a failover)', async () => {
+    const { queue, events, work } = await setup();
+    const pending = new Set<() => void>();
+    const job = await queue.add('x', { n: 4 }, { jobId: 'vanishing' });
+    let requeued = 0;
+    const add = async () => {
+      requeued++;
+      await queue.add('x', { n: 4 }, { jobId: 'vanishing' });
+    };
+    const waiting = waitForFinish(events, queue, job, 60_000, pending, undefined, { everyMs: 50, add });
+    // Gone, as a job the old master had not replicated is gone after a failover.
+    await job.remove();
+    await until(async () => (await queue.getJobState('vanishing')) === 'waiting', 'the job queued again');
+    expect(requeued).toBe(1);
+    work(async ({ n }) => ({ doubled: n * 2 }));
+    expect(await waiting).toEqual({ result: { doubled: 8 }, timedOut: false });
+    expect(requeued).toBe(1);
   });
 
   it('answers from a result the worker published, before (here: without) the queue finishing the job', async () => {

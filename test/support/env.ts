@@ -24,7 +24,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     QUEUE_PREFIX: name,
     JWT_SECRET: 'test-jwt-secret-0123456789-abcdefghijklmnop',
     API_KEY_HASH_SECRET: 'test-hash-secret-0123456789-abcdefghijklmnop',
-    LOG_LEVEL: 'silent',
+    // TEST_LOG_LEVEL=error (say) shows what a test's API and workers log, e.g. the cause of a 500.
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     OPERATOR_PASSWORD: 'operator-password-for-tests',
     // Tests change statuses and revoke keys and look at once; the cache has its own test.
     AUTH_CACHE_TTL_MS: '0',

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { resetContractOutput, summariseContract } from './openapi-contract.js';
-import { startFerretDb, startRedisServer } from './processes.js';
+import { randomBytes } from 'node:crypto';
+import { createPostgresDatabase, startFerretDb, startRedisCluster, startRedisServer } from './processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,8 +14,13 @@ declare module 'vitest' {
 }
 
 /**
- * Uses MONGO_URL / REDIS_URL when given; else testcontainers when a container runtime runs; else local servers
- * (FerretDB on SQLite, or on PostgreSQL with TEST_POSTGRESQL_URL).
+ * Uses MONGO_URL / REDIS_URL / REDIS_CLUSTER_NODES when given; else testcontainers when a container runtime
+ * runs; else local servers. The scaled topology (scripts/test-scaled.sh): `TEST_DATABASE=postgresql` runs
+ * FerretDB on its PostgreSQL backend against a fresh database (`TEST_POSTGRES_URL`, default
+ * postgres://postgres@127.0.0.1:5432/postgres, names the server; the database is dropped afterwards), and
+ * `TEST_REDIS=cluster` starts a Redis Cluster (scripts/redis-cluster.sh; on `TEST_REDIS_CLUSTER_PORT`, else
+ * six free ports) that every test app and worker uses, stopped afterwards. `TEST_FERRETDB_PORT` fixes the
+ * port of the FerretDB started here.
  */
 async function containerRuntimeAvailable(): Promise<boolean> {
   if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
@@ -30,42 +36,80 @@ async function containerRuntimeAvailable(): Promise<boolean> {
   }
 }
 
+function choice(name: string, allowed: readonly string[]): string {
+  const value = process.env[name] ?? allowed[0]!;
+  if (!allowed.includes(value)) throw new Error(`${name}=${value}: expected one of ${allowed.join(', ')}`);
+  return value;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const stops: Array<() => Promise<void>> = [];
+  const database = choice('TEST_DATABASE', ['sqlite', 'postgresql']);
+  const redisKind = choice('TEST_REDIS', ['single', 'cluster']);
+  const ferretPort = process.env.TEST_FERRETDB_PORT ? Number(process.env.TEST_FERRETDB_PORT) : undefined;
   let mongoUrl = process.env.MONGO_URL;
   let redisUrl = process.env.REDIS_URL;
-  const containers = (!mongoUrl || !redisUrl) && (await containerRuntimeAvailable());
+  let clusterNodes = process.env.REDIS_CLUSTER_NODES ?? '';
+  const containers = (!mongoUrl || !redisUrl) && database === 'sqlite' && (await containerRuntimeAvailable());
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
 
-  if (!mongoUrl) {
-    if (containers) {
-      const { MongoDBContainer } = await import('@testcontainers/mongodb');
-      const mongo = await new MongoDBContainer('mongo:8').start();
-      mongoUrl = mongo.getConnectionString();
-      stops.push(async () => void (await mongo.stop()));
-    } else {
-      // TEST_POSTGRESQL_URL: the suite on FerretDB's PostgreSQL backend (the scaled topology's storage), on that
-      // existing database; each test file still has a database (a PostgreSQL schema) of its own.
-      const ferret = await startFerretDb({ postgresqlUrl: process.env.TEST_POSTGRESQL_URL || undefined });
+  try {
+    if (!mongoUrl && database === 'postgresql') {
+      const server = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+      const pg = await createPostgresDatabase(server, `citest_${randomBytes(4).toString('hex')}`);
+      stops.push(pg.drop);
+      // FerretDB's own pool (up to 50 PostgreSQL connections): with 20, FerretDB stopped answering under the
+      // load of test/v2/limit.test.ts, so the tests keep the default. A PostgreSQL others use needs
+      // max_connections above 50 plus theirs.
+      const ferret = await startFerretDb({ postgresqlUrl: pg.url, port: ferretPort });
       mongoUrl = ferret.url;
       stops.push(ferret.stop);
+      console.info(`test setup: FerretDB on PostgreSQL (database ${pg.name}) at ${ferret.url}`);
     }
-  }
-  if (!redisUrl) {
-    if (containers) {
-      const { RedisContainer } = await import('@testcontainers/redis');
-      const redis = await new RedisContainer('redis:7').start();
-      redisUrl = redis.getConnectionUrl();
-      stops.push(async () => void (await redis.stop()));
-    } else {
-      const redis = await startRedisServer();
-      redisUrl = redis.url;
-      stops.push(redis.stop);
+    if (!clusterNodes && redisKind === 'cluster') {
+      const basePort = process.env.TEST_REDIS_CLUSTER_PORT
+        ? Number(process.env.TEST_REDIS_CLUSTER_PORT)
+        : undefined;
+      const cluster = await startRedisCluster({ basePort });
+      clusterNodes = cluster.seeds;
+      stops.push(cluster.stop);
+      console.info(`test setup: Redis Cluster at ${cluster.seeds}`);
     }
+    if (!mongoUrl) {
+      if (containers) {
+        const { MongoDBContainer } = await import('@testcontainers/mongodb');
+        const mongo = await new MongoDBContainer('mongo:8').start();
+        mongoUrl = mongo.getConnectionString();
+        stops.push(async () => void (await mongo.stop()));
+      } else {
+        const ferret = await startFerretDb({ port: ferretPort });
+        mongoUrl = ferret.url;
+        stops.push(ferret.stop);
+      }
+    }
+    if (!redisUrl) {
+      if (containers) {
+        const { RedisContainer } = await import('@testcontainers/redis');
+        const redis = await new RedisContainer('redis:7').start();
+        redisUrl = redis.getConnectionUrl();
+        stops.push(async () => void (await redis.stop()));
+      } else {
+        const redis = await startRedisServer();
+        redisUrl = redis.url;
+        stops.push(redis.stop);
+      }
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
   }
-  project.provide('mongoUrl', mongoUrl);
-  // The cluster leg of CI: the same tests with every Redis client a cluster client (scripts/redis-cluster.sh).
-  project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? '');
-  project.provide('redisUrl', redisUrl);
+  project.provide('mongoUrl', mongoUrl!);
+  // The scaled leg of CI: the same tests with every Redis client a cluster client (scripts/redis-cluster.sh).
+  // Tests that stop and start a Redis of their own still get the single `redisUrl`.
+  project.provide('redisClusterNodes', clusterNodes);
+  project.provide('redisUrl', redisUrl!);
   resetContractOutput();
   return async () => {
     const contract = summariseContract();
@@ -74,6 +118,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
         `OpenAPI contract: ${contract.answers} answers checked, ${contract.exercised} of ${contract.operations} operations exercised` +
           (contract.unexercised.length ? ` (not: ${contract.unexercised.join(', ')})` : ''),
       );
-    for (const stop of stops.reverse()) await stop();
+    await stopAll();
   };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -63,20 +63,25 @@ export function ferretdbBinary(): string | null {
  * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
  * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
  * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
- * directory and port brings back "the same" server. Given `postgresqlUrl`, it runs on the PostgreSQL backend
- * instead, on that (existing) database.
+ * directory and port brings back "the same" server.
  */
 export async function startFerretDb(
-  options: { port?: number; dir?: string; postgresqlUrl?: string } = {},
+  options: {
+    port?: number;
+    dir?: string;
+    /** A PostgreSQL database URL: FerretDB's PostgreSQL backend instead of SQLite (the database must exist). */
+    postgresqlUrl?: string;
+  } = {},
 ): Promise<LocalServer> {
   const bin = ferretdbBinary();
   if (!bin) throw new Error('FerretDB is not built: run scripts/ensure-ferretdb.sh (or set MONGO_URL)');
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ferretdb-'));
   const port = options.port ?? (await freePort());
-  // With a PostgreSQL URL, the data is in that PostgreSQL database (the directory only holds FerretDB's state).
   const backend = options.postgresqlUrl
     ? ['--handler=postgresql', `--postgresql-url=${options.postgresqlUrl}`]
     : ['--handler=sqlite', `--sqlite-url=file:${dir}/?_pragma=synchronous(normal)`];
+  // Its log (errors only; a SIGQUIT writes every goroutine's stack there) stays in its state directory.
+  const log = openSync(join(dir, 'ferretdb.log'), 'a');
   const child = spawn(
     bin,
     [
@@ -87,8 +92,9 @@ export async function startFerretDb(
       '--telemetry=disable',
       '--log-level=ERROR',
     ],
-    { stdio: 'ignore' },
+    { stdio: ['ignore', 'ignore', log] },
   );
+  closeSync(log);
   await waitForPort(port);
   return {
     url: `mongodb://127.0.0.1:${port}/`,
@@ -118,7 +124,7 @@ export async function startRedisServer(port?: number): Promise<LocalServer> {
     { stdio: 'ignore' },
   );
   await waitForPort(chosen);
-  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, pid: child.pid, stop: stopper(child) };
+  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, stop: stopper(child) };
 }
 
 export type LocalCluster = {
@@ -128,12 +134,14 @@ export type LocalCluster = {
   /** SIGKILLs one node / starts it again (it rejoins with its saved cluster config). */
   killNode: (port: number) => Promise<void>;
   startNode: (port: number) => Promise<void>;
+  /** SIGSTOPs one node (it answers nothing, keeps its state) / SIGCONTs it. */
+  pauseNode: (port: number) => Promise<void>;
+  resumeNode: (port: number) => Promise<void>;
   stop: () => Promise<void>;
 };
 
 const clusterScript = resolve(import.meta.dirname, '../../scripts/redis-cluster.sh');
 
-/** Whether nothing listens on any of the ports (on loopback). */
 export async function portsFree(ports: number[]): Promise<boolean> {
   const free = (port: number) =>
     new Promise<boolean>((res) => {
@@ -158,12 +166,25 @@ export async function freePortRun(count: number, options: { bus?: boolean } = {}
   throw new Error(`no ${count} free ports in a row`);
 }
 
+/** A cluster's six node ports from its base port, and their cluster bus ports (10,000 above). */
+function clusterPorts(base: number): number[] {
+  const ports = Array.from({ length: 6 }, (_, i) => base + i);
+  return [...ports, ...ports.map((p) => p + 10_000)];
+}
+
 /**
  * A throwaway Redis Cluster of 3 masters and 3 replicas (scripts/redis-cluster.sh) on six free ports in a row
- * (and their cluster bus ports, 10,000 above).
+ * (and their cluster bus ports, 10,000 above), or on the six from `basePort`.
  */
-export async function startRedisCluster(): Promise<LocalCluster> {
-  const base = await freePortRun(6, { bus: true });
+export async function startRedisCluster(options: { basePort?: number } = {}): Promise<LocalCluster> {
+  let base = options.basePort ?? 0;
+  if (base && !(await portsFree(clusterPorts(base))))
+    throw new Error(`ports ${base}–${base + 5} (or their bus ports) are taken: choose another base port`);
+  for (let attempt = 0; attempt < 50 && !base; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 30_000);
+    if (await portsFree(clusterPorts(candidate))) base = candidate;
+  }
+  if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
   const run = (...args: string[]) =>
     new Promise<string>((res, reject) => {
       const child = spawn('bash', [clusterScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -179,6 +200,41 @@ export async function startRedisCluster(): Promise<LocalCluster> {
     ports: Array.from({ length: 6 }, (_, i) => base + i),
     killNode: async (port) => void (await run('kill-node', String(port), String(base))),
     startNode: async (port) => void (await run('start-node', String(port), String(base))),
+    pauseNode: async (port) => void (await run('pause-node', String(port), String(base))),
+    resumeNode: async (port) => void (await run('resume-node', String(port), String(base))),
     stop: async () => void (await run('stop', String(base))),
+  };
+}
+
+/** Runs `psql` against a PostgreSQL server (a URL naming its maintenance database) with one SQL command. */
+function psql(serverUrl: string, sql: string): Promise<void> {
+  return new Promise((res, reject) => {
+    const child = spawn('psql', [serverUrl, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? res() : reject(new Error(`psql ${sql}: exited ${code}: ${err.trim()}`)),
+    );
+  });
+}
+
+export type PostgresDatabase = { name: string; url: string; drop: () => Promise<void> };
+
+/**
+ * A fresh PostgreSQL database (for FerretDB's PostgreSQL backend) on the server of `serverUrl`
+ * (e.g. `postgres://postgres@127.0.0.1:5432/postgres`); `drop` removes it, connections and all.
+ */
+export async function createPostgresDatabase(serverUrl: string, name: string): Promise<PostgresDatabase> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await psql(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: () => psql(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }

@@ -192,6 +192,28 @@ describe('scheduled creation', () => {
     expect(done.kraken_identifier).toMatch(/^A-/);
   });
 
+  it('a task whose job was lost (a Redis failover) gets it back when its status is read, and runs', async () => {
+    const start = inMs(3_000);
+    expect((await v2.schedule(withTeam('S-LOST'), { schedule_window_start: start })).statusCode).toBe(201);
+    const key = processKey(SUPPLIER, 'S-LOST');
+    const queue = t.app.queues.queue('account-creation');
+    // The SCHEDULED event is at position 1 (after CREATED): the task's id, and its job's.
+    expect(await queue.getJobState(taskJobId(key, 1))).toBe('delayed');
+    // Gone, as the old master's unreplicated writes are after a failover.
+    await queue.remove(taskJobId(key, 1));
+    expect(await queue.getJobState(taskJobId(key, 1))).toBe('unknown');
+    expect((await statusOf('S-LOST')).status).toBe('PENDING');
+    expect(await queue.getJobState(taskJobId(key, 1))).toBe('delayed');
+    const done = await settled('S-LOST', 'PROCESSED');
+    expect(done.kraken_identifier).toMatch(/^A-/);
+    expect(eventNames((await v2.events('S-LOST')).json())).toEqual([
+      'CREATED',
+      'SCHEDULED',
+      'STARTED',
+      'PROCESSED',
+    ]);
+  });
+
   it('a cancelled task never runs; the staged data stays and a v1 create works', async () => {
     const start = inMs(2_000);
     await v2.schedule(withTeam('C-1'), { schedule_window_start: start });

@@ -4,6 +4,8 @@ import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
+import { deliveryJobId } from '../../src/webhooks/dispatch-event.js';
+import { webhookStore } from '../../src/storage/webhooks.js';
 import { openSecret } from '../../src/webhooks/secret-box.js';
 import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
@@ -76,7 +78,13 @@ async function emit(org: string, options: { relay?: boolean; type?: 'completed' 
   );
   if (options.relay !== false) await relayEvents(t.app.queues.queue('webhooks'), [event], 'test');
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
-  return { eventId: event.eventId, body: doc!.body! };
+  return {
+    eventId: event.eventId,
+    key: event._id,
+    organisationId: orgDoc!._id,
+    occurredAt: doc!.occurredAt,
+    body: doc!.body!,
+  };
 }
 
 const deliveryOf = (eventId: string, endpointId: string) =>
@@ -250,11 +258,64 @@ describe('who receives what', () => {
     await hooks.remove(ORG_B, secondEndpoint.id);
   });
 
+  it('an endpoint added after an event was recorded never gets it, however late the event is dispatched', async () => {
+    const before = await receiver();
+    const beforeEndpoint = await hooks.add(ORG_A, before.url);
+    // Recorded, not relayed: only the outbox sweep dispatches it, after the second endpoint exists.
+    const { eventId, occurredAt } = await emit(ORG_A, { relay: false });
+    // Added strictly later than the event (not within its millisecond).
+    await until(async () => Date.now() > occurredAt.getTime(), 'the clock to pass the event');
+    const after = await receiver();
+    const afterEndpoint = await hooks.add(ORG_A, after.url);
+    await until(async () => before.ids().has(eventId), 'the swept event at the endpoint that predates it');
+    expect(await deliveryOf(eventId, afterEndpoint.id)).toBeNull();
+    expect(after.ids().has(eventId)).toBe(false);
+    await hooks.remove(ORG_A, beforeEndpoint.id);
+    await hooks.remove(ORG_A, afterEndpoint.id);
+  });
+
   it('the outbox sweep delivers an event whose dispatch was never queued', async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
     await until(async () => r.ids().has(eventId), 'the swept event');
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('the outbox sweep queues a pending delivery whose job is gone (lost in a Redis failover) again', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId, key, organisationId } = await emit(ORG_A, { relay: false });
+    // Dispatched as the dispatch job does it, but the delivery's job never reaches the queue: what a failover
+    // loses when the old master had not replicated it.
+    const store = webhookStore(t.app.db.models);
+    const live = (await store.liveEndpoints(organisationId)).filter(
+      (e) => e._id.toHexString() === endpoint.id,
+    );
+    const [delivery] = await store.createDeliveries((await store.event(key))!, live, new Date());
+    await store.markDispatched(key);
+    expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(delivery!))).toBe('unknown');
+    await until(async () => r.ids().has(eventId), 'the delivery whose job was lost');
+    await until(
+      async () => (await store.delivery(delivery!))?.status === 'delivered',
+      'the delivery recorded delivered',
+    );
+    expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('the outbox sweep comes back when its scheduler is lost (the workers schedule it again)', async () => {
+    const queue = t.app.queues.queue('webhooks');
+    // Removed (again, should a sweep running at that moment have scheduled its next run).
+    await until(async () => {
+      await queue.removeJobScheduler('sweep-outbox');
+      return !(await queue.getJobScheduler('sweep-outbox'));
+    }, 'the sweep scheduler gone');
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const { eventId } = await emit(ORG_A, { relay: false });
+    await until(async () => r.ids().has(eventId), 'an event only the sweep can deliver');
+    expect(await queue.getJobScheduler('sweep-outbox')).toBeTruthy();
     await hooks.remove(ORG_A, endpoint.id);
   });
 

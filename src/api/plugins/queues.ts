@@ -12,6 +12,7 @@ import { withTimeout } from '../../infra/timeout.js';
 import { waitForFinish } from '../../infra/wait-for-finish.js';
 import { JobResults } from '../../infra/job-results.js';
 import {
+  isRedisUnavailable,
   logConnectionErrors,
   producerConnection,
   workerConnection,
@@ -24,11 +25,14 @@ export type Queues = {
   queue(name: QueueName): Queue;
   /** The process's one QueueEvents for a queue (created on first use). */
   events(name: QueueName): QueueEvents;
-  /** Adds a job (idempotent on its id) and waits at most `waitMs` for its result. */
+  /**
+   * Adds a job (idempotent on its id) and waits at most `waitMs` for its result. A job that vanishes from the
+   * queue meanwhile (lost in a Redis Cluster failover) is added again, after `beforeRequeue`.
+   */
   enqueueAndWait<N extends JobName, R>(
     name: N,
     data: JobData<N>,
-    options: { jobId: string; waitMs: number },
+    options: { jobId: string; waitMs: number; beforeRequeue?: () => Promise<void> },
   ): Promise<{ job: Job; result: R | undefined; timedOut: boolean }>;
   /**
    * Removes the job with this id if it has finished, so that adding the id again runs it again. Throws
@@ -44,16 +48,12 @@ declare module 'fastify' {
   }
 }
 
-function isRedisDown(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : String(err);
-  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|ETIMEDOUT|max retries/i.test(
-    message,
-  );
-}
-
 const redisUnavailable = () => new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
 
 const isFinished = (state: string) => state === 'completed' || state === 'failed';
+
+/** How often a waiting request looks whether its job is still in the queue (see `enqueueAndWait`). */
+const REQUEUE_CHECK_MS = 2_000;
 
 /** The producers: one Queue and one QueueEvents per queue for the whole process, closed on shutdown. */
 export default fp(
@@ -91,20 +91,32 @@ export default fp(
       async enqueueAndWait<N extends JobName, R>(
         name: N,
         data: JobData<N>,
-        { jobId, waitMs }: { jobId: string; waitMs: number },
+        {
+          jobId,
+          waitMs,
+          beforeRequeue,
+        }: { jobId: string; waitMs: number; beforeRequeue?: () => Promise<void> },
       ) {
         const spec = jobCatalog[name];
         const queueEvents = eventsFor(spec.queue);
+        const parsed = spec.data.parse(data);
+        const add = () => api.queue(spec.queue).add(name, parsed, { ...spec.options, ...retention, jobId });
         let job: Job;
         try {
           await queueEvents.waitUntilReady();
-          job = await api
-            .queue(spec.queue)
-            .add(name, spec.data.parse(data), { ...spec.options, ...retention, jobId });
+          job = await add();
         } catch (err) {
-          if (isRedisDown(err)) throw redisUnavailable();
+          if (isRedisUnavailable(err)) throw redisUnavailable();
           throw err;
         }
+        const requeue = async () => {
+          await beforeRequeue?.();
+          await add();
+          app.log.warn(
+            { queue: spec.queue, job_id: jobId },
+            'job gone from the queue while a request waited for it (lost in a Redis failover?): queued again',
+          );
+        };
         const result = await waitForFinish<R>(
           queueEvents,
           api.queue(spec.queue),
@@ -112,6 +124,7 @@ export default fp(
           waitMs,
           pending,
           results,
+          { everyMs: REQUEUE_CHECK_MS, add: requeue },
         );
         return { job, ...result };
       },
@@ -126,7 +139,7 @@ export default fp(
             if (isFinished(await job.getState())) throw err;
           }
         } catch (err) {
-          if (isRedisDown(err)) throw redisUnavailable();
+          if (isRedisUnavailable(err)) throw redisUnavailable();
           throw err;
         }
       },

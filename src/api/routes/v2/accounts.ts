@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { creationLookups } from '../../../creation/lookups.js';
 import { CreationSlots } from '../../../creation/slots.js';
 import { cancelTask, scheduleAccount, taskJobId, type TaskQueue } from '../../../creation/schedule.js';
-import { processStatuses } from '../../../domain/import-process/state.js';
+import { processStatuses, type ProcessState } from '../../../domain/import-process/state.js';
 import { taskWindow, type TaskWindow } from '../../../domain/import-process/window.js';
 import { sortErrors, type FieldError } from '../../../domain/validation/field-error.js';
 import { validateAccount, validateV2Envelope } from '../../../domain/validation/index.js';
@@ -235,9 +235,34 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     return process;
   }
 
+  /**
+   * A task the process still waits for whose job is gone from the queue (a Redis Cluster failover loses what
+   * the old master had not replicated) gets its job again, due at its window's start: whoever follows the
+   * task's status (the migration client polls it) brings it back. Best effort; Redis down changes nothing.
+   */
+  async function requeueLostTask(processId: string, state: ProcessState): Promise<void> {
+    if (state.status !== 'PENDING' || !state.task) return;
+    const id = taskJobId(processId, state.task.id);
+    try {
+      if ((await creationQueue().getJobState(id)) !== 'unknown') return;
+      await tasks.add(
+        processId,
+        state.task.id,
+        Math.max(0, Date.parse(state.task.windowStart) - app.clock().getTime()),
+      );
+      app.log.warn({ job_id: id }, 'scheduled task had no job (lost in a Redis failover?): queued again');
+    } catch {
+      // Redis unavailable: the next status read tries again.
+    }
+  }
+
   /** The status body of a process: its history's state, or (no history) what its v1 state tells. */
-  async function statusOf(process: NonNullable<Awaited<ReturnType<typeof findProcess>>>) {
+  async function statusOf(
+    process: NonNullable<Awaited<ReturnType<typeof findProcess>>>,
+    options: { repair?: boolean } = {},
+  ) {
     const state = await storageFor(models).events.state(process._id);
+    if (options.repair) await requeueLostTask(process._id, state);
     // A process staged or created before events were recorded has no history: its v1 state tells.
     const status = state.status ?? (process.krakenAccountNumber ? 'PROCESSED' : 'PENDING');
     const latest = state.latestEvent;
@@ -277,6 +302,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     async (request) =>
       statusOf(
         await processOf(request, request.params.import_supplier_code, request.params.external_account_number),
+        { repair: true },
       ),
   );
 
