@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadStagedPayload, payloadHash } from '../../src/creation/staging.js';
-import { onStart } from '../../src/domain/import-process/state.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/mongo-proxy.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM } from '../creation/support.js';
-import { inMs, v2For, type V2 } from './support.js';
+import { inMs, startTaskAsWorker, v2For, type V2 } from './support.js';
 
 // "A refused schedule changes nothing": a schedule stages its payload before its task is recorded, and a
 // waiting task may start in between. Pod B's database connection goes through a proxy that holds the
@@ -74,14 +73,7 @@ it('a schedule refused because the waiting task started in the meantime leaves t
     importSupplier: SUPPLIER,
     externalAccountNumber: external,
   };
-  const started = await storageFor(models).events.append(
-    identity,
-    (state) => {
-      const decision = onStart(state, 'run-1', state.task!.id);
-      return { event: 'start' in decision ? decision.start : null, result: null };
-    },
-    new Date(),
-  );
+  const started = await startTaskAsWorker(models, identity);
   expect(started.state.status).toBe('IN_PROGRESS');
   proxy.release();
 

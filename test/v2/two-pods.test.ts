@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { processKey } from '../../src/models/account-import-process.js';
-import { onFinish, onStart } from '../../src/domain/import-process/state.js';
+import { onFinish } from '../../src/domain/import-process/state.js';
 import { storageFor } from '../../src/storage/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM } from '../creation/support.js';
-import { inMs, v2For, type V2 } from './support.js';
+import { inMs, startTaskAsWorker, v2For, type V2 } from './support.js';
 
 // Two API pods on one database, each with its own cache of process heads. A refusal must never be decided on a
 // head another pod has moved on from (no worker runs here: the task's run is written as a worker would write it).
@@ -44,15 +44,7 @@ it('a cancel through pod A after the task ended ERRORED and was scheduled again 
     externalAccountNumber: external,
   };
   // Pod A sees the task start (it caches IN_PROGRESS)...
-  const eventsA = storageFor(podA.app.db.models).events;
-  const started = await eventsA.append(
-    identity,
-    (state) => {
-      const decision = onStart(state, 'run-1', state.task!.id);
-      return { event: 'start' in decision ? decision.start : null, result: null };
-    },
-    new Date(),
-  );
+  const started = await startTaskAsWorker(podA.app.db.models, identity);
   expect(started.state.status).toBe('IN_PROGRESS');
   // ...pod B (a worker's view) records the run ERRORED, and the account is scheduled again through pod B.
   const eventsB = storageFor(podB.app.db.models).events;
