@@ -104,7 +104,10 @@ export class ApiClient {
 
   /**
    * A JSON request. 429 and 503 (with `Retry-After`, plus jitter) and network errors are retried up to
-   * `maxAttempts`; a 401 is retried once with a new token. Every other answer is returned as it is.
+   * `maxAttempts`; so are 502 and 504, which only a load balancer or proxy in front of the service answers
+   * (the web it sent the request to died or did not answer in time: the request may have been acted on, and
+   * sending it again is safe because every write of the API is idempotent). A 401 is retried once with a new
+   * token. Every other answer is returned as it is.
    */
   async close(): Promise<void> {
     await this.agent.close();
@@ -143,6 +146,10 @@ export class ApiClient {
         continue;
       }
       const text = res.text;
+      if ((res.status === 502 || res.status === 504) && attempt < maxAttempts) {
+        await sleep(Math.min(10_000, 250 * 2 ** Math.min(attempt, 6)), this.options.signal);
+        continue;
+      }
       if (res.status === 401 && !renewed) {
         renewed = true;
         await this.bearer(true);
