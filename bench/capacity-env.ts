@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { waitForPort } from '../test/support/processes.js';
 import { round } from './support.js';
 
 /** What the capacity benchmark needs beyond the other scenarios: the CPU time of a whole PostgreSQL server. */
@@ -50,6 +53,47 @@ export function tierMeter(tiers: Record<string, Array<() => number | null>>) {
           return [t, a == null || b == null ? null : round(((b - a) * 1000) / items, 2)];
         }),
       );
+    },
+  };
+}
+
+/** The pids of the processes whose command line names one of these ports (`redis-server 127.0.0.1:7100 [cluster]`). */
+export function pidsListeningOn(ports: number[], command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (!cmdline.includes(command)) continue;
+      if (ports.some((p) => new RegExp(`:${p}\\b`).test(cmdline))) pids.push(Number(entry));
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return pids;
+}
+
+/**
+ * HAProxy with the scaled topology's own configuration (deploy/haproxy.cfg) in front of the given web ports,
+ * listening on `port`; answers once the load balancer accepts connections.
+ */
+export async function startHaproxy(port: number, webs: [number, number]) {
+  const child = spawn('haproxy', ['-db', '-f', resolve(import.meta.dirname, '../deploy/haproxy.cfg')], {
+    env: {
+      ...process.env,
+      LB_BIND: `127.0.0.1:${port}`,
+      LB_WEB_1: `127.0.0.1:${webs[0]}`,
+      LB_WEB_2: `127.0.0.1:${webs[1]}`,
+    },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await waitForPort(port);
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
     },
   };
 }

@@ -5,12 +5,13 @@ import { childEnv, startProcess, type Child } from '../../test/creation/processe
 import {
   freePort,
   startFerretDb,
+  startRedisCluster,
   startRedisServer,
   waitForPort,
   type LocalServer,
 } from '../../test/support/processes.js';
 import { createPgDatabase, startFerretDbOnPostgres } from '../../test/support/postgres.js';
-import { postgresCpuSeconds, tierMeter } from '../capacity-env.js';
+import { pidsListeningOn, postgresCpuSeconds, startHaproxy, tierMeter } from '../capacity-env.js';
 import { creationEnv, httpCreationClient, pool } from '../creation-env.js';
 import { benchConfig, processCpuSeconds, round, type Scenario } from '../support.js';
 
@@ -23,6 +24,8 @@ const CORES = availableParallelism();
 
 type Backend = 'sqlite' | 'postgresql';
 type Shape = { webs: number; workers: number };
+/** The scaled topology (`up.sh --scaled`): a Redis Cluster of 3 masters + 3 replicas and HAProxy in front of the webs. */
+type Extras = { cluster?: boolean; balancer?: boolean };
 
 /**
  * The capacity model's inputs, measured: CPU milliseconds per realistic account (stage + create over HTTP)
@@ -32,7 +35,9 @@ type Shape = { webs: number; workers: number };
  * queue on one Redis (no-op jobs). On the PostgreSQL backend every web and worker has a FerretDB of its own
  * (a sidecar), all on one PostgreSQL database; on SQLite they share one FerretDB (one file).
  * The model: on a machine whose cores all tiers share, accounts/s ≈ cores × 1000 / (sum of the tiers' CPU
- * ms per account); it is checked against the 2 + 2 run.
+ * ms per account); it is checked against the 2 + 2 run. Last, the whole scaled topology (`up.sh --scaled`:
+ * Redis Cluster, PostgreSQL with a FerretDB per pod, 2 webs + 2 workers, HAProxy in front) against the
+ * single-machine default (SQLite, one Redis, 1 web + 1 worker) of the same run.
  */
 const scenario: Scenario = {
   name: 'capacity',
@@ -57,18 +62,45 @@ const scenario: Scenario = {
         },
       };
     }
+    if (BACKENDS.includes('postgresql') && BACKENDS.includes('sqlite')) {
+      const scaled = await runTopology(
+        'postgresql',
+        { webs: 2, workers: 2 },
+        { cluster: true, balancer: true },
+      );
+      const single = (results.sqlite as { one_web_one_worker: { accounts_per_s: number } })
+        .one_web_one_worker;
+      results.scaled_topology = {
+        ...scaled,
+        single_machine_default_accounts_per_s: single.accounts_per_s,
+        ratio_to_single: round(scaled.accounts_per_s / single.accounts_per_s, 2),
+      };
+    }
     results.queue_ceiling = await queueCeiling();
     return results;
   },
 };
 export default scenario;
 
-async function runTopology(backend: Backend, shape: Shape) {
+async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) {
   const stops: Array<() => Promise<void> | void> = [];
   const children: Child[] = [];
   try {
-    const redis = await startRedisServer();
-    stops.push(redis.stop);
+    let redisUrl: string;
+    let redisPids: () => number[];
+    let clusterSeeds: string | undefined;
+    if (extras.cluster) {
+      const cluster = await startRedisCluster();
+      stops.push(cluster.stop);
+      redisUrl = 'redis://127.0.0.1:6379';
+      clusterSeeds = cluster.seeds;
+      redisPids = () => pidsListeningOn(cluster.ports, 'redis-server');
+    } else {
+      const redis = await startRedisServer();
+      stops.push(redis.stop);
+      redisUrl = redis.url;
+      redisPids = () => (redis.pid ? [redis.pid] : []);
+    }
     // One FerretDB per process on PostgreSQL, started once the schema exists (created through the bench's own
     // FerretDB, as `import-admin db init` would; see the README); one FerretDB shared on SQLite.
     const pods = shape.webs + shape.workers;
@@ -76,7 +108,10 @@ async function runTopology(backend: Backend, shape: Shape) {
     if (pg) stops.push(pg.drop);
     const first = pg ? await startFerretDbOnPostgres(pg.url) : await startFerretDb();
     stops.push(first.stop);
-    const config = benchConfig(first.url, redis.url, { ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
+    const config = benchConfig(first.url, redisUrl, {
+      ACCOUNT_CREATION_CONCURRENCY: String(LIMIT),
+      ...(clusterSeeds ? { REDIS_CLUSTER_NODES: clusterSeeds } : {}),
+    });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
     stops.push(() => e.close());
     const sidecars: LocalServer[] = [];
@@ -113,7 +148,21 @@ async function runTopology(backend: Backend, shape: Shape) {
       );
     }
     for (const port of ports) await waitForPort(port);
-    const client = httpCreationClient({ ports, headers: e.headers, template: e.template, inFlight: LIMIT });
+    let balancer: { pid: number } | null = null;
+    let target = ports;
+    if (extras.balancer) {
+      const lbPort = await freePort();
+      const lb = await startHaproxy(lbPort, [ports[0]!, ports[1]!]);
+      stops.push(lb.stop);
+      balancer = lb;
+      target = [lbPort];
+    }
+    const client = httpCreationClient({
+      ports: target,
+      headers: e.headers,
+      template: e.template,
+      inFlight: LIMIT,
+    });
     stops.push(() => client.close());
 
     // Warm-up (not measured): module loading, JIT, connection pools.
@@ -129,7 +178,8 @@ async function runTopology(backend: Backend, shape: Shape) {
       worker: children.slice(shape.webs).map(pid),
       ferretdb: ferretPids,
       ...(backend === 'postgresql' ? { postgresql: [postgresCpuSeconds] } : {}),
-      redis: [() => processCpuSeconds(redis.pid)],
+      redis: [() => redisPids().reduce((sum, p) => sum + (processCpuSeconds(p) ?? 0), 0)],
+      ...(balancer ? { load_balancer: [() => processCpuSeconds(balancer.pid)] } : {}),
       load_generator: [() => cpuSecondsOfThisProcess()],
     });
     const started = performance.now();
@@ -146,6 +196,8 @@ async function runTopology(backend: Backend, shape: Shape) {
     const result = {
       backend,
       ...shape,
+      redis: extras.cluster ? 'cluster (3 masters + 3 replicas)' : 'single',
+      load_balancer: extras.balancer ? 'haproxy' : 'none (the load generator round-robins over the webs)',
       seconds: round(seconds, 1),
       accounts_per_s: round(ACCOUNTS / seconds, 1),
       cpu_ms_per_account: cpu,
@@ -154,7 +206,8 @@ async function runTopology(backend: Backend, shape: Shape) {
       machine_utilisation: round((total * ACCOUNTS) / 1000 / (seconds * CORES), 2),
       retried_429: client.retried429,
     };
-    console.log(`  ${backend} ${shape.webs}+${shape.workers}: ${JSON.stringify(result)}`);
+    const label = `${backend} ${shape.webs}+${shape.workers}${extras.cluster ? ' scaled' : ''}`;
+    console.log(`  ${label}: ${JSON.stringify(result)}`);
     return result;
   } finally {
     await Promise.all(children.map((c) => c.stop()));
