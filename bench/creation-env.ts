@@ -141,14 +141,22 @@ export function httpCreationClient(options: {
     });
   const client = {
     retried429: 0,
+    retried503: 0,
     /** Stages then creates one account (through the next web in turn), recording both latencies. */
     async stageAndCreate(ext: string, stageMs: number[] = [], createMs: number[] = []) {
       const port = options.ports[turn++ % options.ports.length]!;
-      const staged = await post(
-        'create-or-update',
-        JSON.stringify({ ...options.template, import_supplier: SUPPLIER, external_account_number: ext }),
-        port,
-      );
+      const stageBody = JSON.stringify({
+        ...options.template,
+        import_supplier: SUPPLIER,
+        external_account_number: ext,
+      });
+      let staged = await post('create-or-update', stageBody, port);
+      while (staged.status === 503 && client.retried503 < 100) {
+        client.retried503++;
+        if (client.retried503 === 1) console.warn(`  first 503 (stage ${ext}): ${staged.body}`);
+        await new Promise((r) => setTimeout(r, 1000));
+        staged = await post('create-or-update', stageBody, port);
+      }
       if (staged.status !== 201) throw new Error(`stage ${ext}: ${staged.status} ${staged.body}`);
       stageMs.push(staged.ms);
       const body = JSON.stringify({
@@ -161,6 +169,14 @@ export function httpCreationClient(options: {
         if (created.status === 429) {
           client.retried429++;
           await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
+        // A backing service that did not answer in time (a real client waits out Retry-After and sends again;
+        // the create is idempotent). Counted: a run with any is reported, not hidden.
+        if (created.status === 503 && client.retried503 < 100) {
+          client.retried503++;
+          if (client.retried503 === 1) console.warn(`  first 503 (${ext}): ${created.body}`);
+          await new Promise((r) => setTimeout(r, 1000));
           continue;
         }
         if (created.status !== 201) throw new Error(`create ${ext}: ${created.status} ${created.body}`);

@@ -21,6 +21,7 @@
 #   REDIS_CLUSTER_BASE_PORT=7100      the Redis Cluster on 7100 … 7105 (cluster bus 17100 … 17105)
 #   SCALED_PG_HOST=127.0.0.1  SCALED_PG_PORT=5432  SCALED_PG_USER=postgres  SCALED_PG_PASSWORD=(none)
 #   SCALED_PG_DATABASE=account_migration
+#   SCALED_FERRETDB_POOL=(max_connections - 10) / 4   PostgreSQL connections each FerretDB may open
 #   SCALED_DIR=.data/scaled           pids, logs, generated settings, FerretDB state, PostgreSQL's data if started here
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -201,7 +202,16 @@ up() {
   # npm packages, redis-server, haproxy, FerretDB.
   SKIP_CHROMIUM=1 bash scripts/ensure-deps.sh
   ensure_postgres
-  PG_URL="postgres://$PG_USER${PG_PASSWORD:+:$PG_PASSWORD}@$PG_HOST:$PG_PORT/$PG_DATABASE"
+  # Each FerretDB opens up to pool_max_conns PostgreSQL connections (50 unless told): the 4 sidecars share the
+  # server's max_connections, 10 kept for others (psql, another topology's init). SCALED_FERRETDB_POOL overrides.
+  local max_conns pool
+  max_conns="$(psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -tAc 'SHOW max_connections')"
+  pool="${SCALED_FERRETDB_POOL:-$(((max_conns - 10) / ${#pods[@]}))}"
+  [ "$pool" -ge 5 ] || fail "PostgreSQL's max_connections ($max_conns) leaves $pool connections per FerretDB: raise it"
+  # Fewer commands in flight per pod than its FerretDB has connections: a FerretDB v1 update holds one
+  # PostgreSQL connection while it waits for another, so as many updates as connections deadlock it.
+  export MONGO_MAX_POOL_SIZE="${MONGO_MAX_POOL_SIZE:-$((pool - 2))}"
+  PG_URL="postgres://$PG_USER${PG_PASSWORD:+:$PG_PASSWORD}@$PG_HOST:$PG_PORT/$PG_DATABASE?pool_max_conns=$pool"
 
   log "building"
   npm run --silent build >/dev/null || fail "build failed: npm run build"

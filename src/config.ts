@@ -17,6 +17,12 @@ export const configSchema = z.object({
    * serverSelectionTimeoutMS): while the database is down, requests answer 503 after at most this long.
    */
   MONGO_SERVER_SELECTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
+  /**
+   * Database connections (so commands in flight) per process. With FerretDB over PostgreSQL keep it below the
+   * FerretDB's `pool_max_conns`: a FerretDB v1 update holds a PostgreSQL connection while it waits for a second
+   * one, so as many updates in flight as pool connections deadlock that FerretDB.
+   */
+  MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(50),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
   /**
    * Seeds of a Redis Cluster, `host:port` separated by commas: every Redis connection of the service becomes a

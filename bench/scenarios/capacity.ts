@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -10,7 +11,7 @@ import {
   waitForPort,
   type LocalServer,
 } from '../../test/support/processes.js';
-import { createPgDatabase, startFerretDbOnPostgres } from '../../test/support/postgres.js';
+import { createPgDatabase, PG_URL, startFerretDbOnPostgres } from '../../test/support/postgres.js';
 import { pidsListeningOn, postgresCpuSeconds, startHaproxy, tierMeter } from '../capacity-env.js';
 import { creationEnv, httpCreationClient, pool } from '../creation-env.js';
 import { benchConfig, processCpuSeconds, round, type Scenario } from '../support.js';
@@ -19,6 +20,8 @@ const ACCOUNTS = Number(process.env.BENCH_CAPACITY_ACCOUNTS ?? 1000);
 const BACKENDS = (process.env.BENCH_CAPACITY_BACKENDS ?? 'sqlite,postgresql').split(',').map((s) => s.trim());
 const QUEUE_JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const LIMIT = 50;
+/** BENCH_CAPACITY_SCALED_ONLY=1: only the single-machine default and the scaled topology. */
+const SCALED_ONLY = process.env.BENCH_CAPACITY_SCALED_ONLY === '1';
 const WARM_UP = 100;
 const CORES = availableParallelism();
 
@@ -48,8 +51,12 @@ const scenario: Scenario = {
     `(${QUEUE_JOBS} no-op jobs) on one Redis`,
   async run() {
     const results: Record<string, unknown> = { cores: CORES, accounts: ACCOUNTS, in_flight: LIMIT };
-    for (const backend of BACKENDS as Backend[]) {
+    for (const backend of (SCALED_ONLY ? ['sqlite'] : BACKENDS) as Backend[]) {
       const one = await runTopology(backend, { webs: 1, workers: 1 });
+      if (SCALED_ONLY) {
+        results[backend] = { one_web_one_worker: one };
+        continue;
+      }
       const two = await runTopology(backend, { webs: 2, workers: 2 });
       const predicted = round((CORES * 1000) / one.cpu_ms_total, 1);
       results[backend] = {
@@ -106,18 +113,25 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
     const pods = shape.webs + shape.workers;
     const pg = backend === 'postgresql' ? await createPgDatabase('bench_capacity') : null;
     if (pg) stops.push(pg.drop);
-    const first = pg ? await startFerretDbOnPostgres(pg.url) : await startFerretDb();
+    // Each FerretDB opens up to `pool_max_conns` PostgreSQL connections (50 by default): the pods' sidecars share
+    // the server's max_connections (a few kept for others), as the README's capacity section says to set them.
+    const poolSize = pg ? Math.floor((maxConnections() - 10) / pods) : null;
+    const pgUrl = pg && poolSize ? withPool(pg.url, poolSize) : null;
+    const first = pgUrl ? await startFerretDbOnPostgres(pgUrl) : await startFerretDb();
     stops.push(first.stop);
     const config = benchConfig(first.url, redisUrl, {
       ACCOUNT_CREATION_CONCURRENCY: String(LIMIT),
+      // Below the FerretDB's pool, as the README says (a FerretDB v1 on PostgreSQL deadlocks otherwise).
+      ...(poolSize ? { MONGO_MAX_POOL_SIZE: String(poolSize - 2) } : {}),
       ...(clusterSeeds ? { REDIS_CLUSTER_NODES: clusterSeeds } : {}),
     });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
     stops.push(() => e.close());
     const sidecars: LocalServer[] = [];
+    // The first web's sidecar is the FerretDB the schema was made through (as `up.sh --scaled` does).
     for (let i = 0; i < pods; i++) {
-      const sidecar = pg ? await startFerretDbOnPostgres(pg.url) : first;
-      if (pg) stops.push(sidecar.stop);
+      const sidecar = pgUrl && i > 0 ? await startFerretDbOnPostgres(pgUrl) : first;
+      if (sidecar !== first) stops.push(sidecar.stop);
       sidecars.push(sidecar);
     }
     const on = (sidecar: LocalServer) => {
@@ -198,6 +212,7 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
       ...shape,
       redis: extras.cluster ? 'cluster (3 masters + 3 replicas)' : 'single',
       load_balancer: extras.balancer ? 'haproxy' : 'none (the load generator round-robins over the webs)',
+      ...(poolSize ? { ferretdb_pool_max_conns: poolSize } : {}),
       seconds: round(seconds, 1),
       accounts_per_s: round(ACCOUNTS / seconds, 1),
       cpu_ms_per_account: cpu,
@@ -205,6 +220,7 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
       /** How busy the machine's cores were: CPU used over CPU available during the run. */
       machine_utilisation: round((total * ACCOUNTS) / 1000 / (seconds * CORES), 2),
       retried_429: client.retried429,
+      retried_503: client.retried503,
     };
     const label = `${backend} ${shape.webs}+${shape.workers}${extras.cluster ? ' scaled' : ''}`;
     console.log(`  ${label}: ${JSON.stringify(result)}`);
@@ -213,6 +229,21 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
     await Promise.all(children.map((c) => c.stop()));
     for (const stop of stops.reverse()) await stop();
   }
+}
+
+/** PostgreSQL's max_connections (the server the tests and benches use). */
+function maxConnections(): number {
+  const out = spawnSync('psql', [PG_URL, '-qAtc', 'show max_connections'], { encoding: 'utf8' });
+  const n = Number(out.stdout.trim());
+  if (out.status !== 0 || !Number.isInteger(n)) throw new Error(`psql show max_connections: ${out.stderr}`);
+  return n;
+}
+
+/** A FerretDB PostgreSQL URL with its connection pool capped. */
+function withPool(url: string, maxConns: number): string {
+  const u = new URL(url);
+  u.searchParams.set('pool_max_conns', String(maxConns));
+  return u.toString();
 }
 
 function cpuSecondsOfThisProcess(): number {

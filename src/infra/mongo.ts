@@ -11,12 +11,12 @@ export type Database = { conn: Connection; models: Models; close: () => Promise<
  * most `MONGO_SERVER_SELECTION_TIMEOUT_MS` for a reachable server. The driver reconnects on its own.
  */
 export async function openDatabase(
-  config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS'>,
+  config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS' | 'MONGO_MAX_POOL_SIZE'>,
 ): Promise<Database> {
   const conn = mongoose.createConnection(config.MONGO_URL, {
     serverSelectionTimeoutMS: config.MONGO_SERVER_SELECTION_TIMEOUT_MS,
     bufferCommands: false,
-    maxPoolSize: 50,
+    maxPoolSize: config.MONGO_MAX_POOL_SIZE,
     // The schema is created by syncSchema, in order and awaited, not by mongoose in the background.
     autoIndex: false,
     autoCreate: false,

@@ -10,6 +10,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     MONGO_URL: config.MONGO_URL,
+    MONGO_MAX_POOL_SIZE: String(config.MONGO_MAX_POOL_SIZE),
     REDIS_URL: config.REDIS_URL,
     REDIS_CLUSTER_NODES: config.REDIS_CLUSTER_NODES.map(({ host, port }) => `${host}:${port}`).join(','),
     QUEUE_PREFIX: config.QUEUE_PREFIX,

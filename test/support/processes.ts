@@ -124,7 +124,7 @@ export async function startRedisServer(port?: number): Promise<LocalServer> {
     { stdio: 'ignore' },
   );
   await waitForPort(chosen);
-  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, stop: stopper(child) };
+  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, pid: child.pid, stop: stopper(child) };
 }
 
 export type LocalCluster = {
