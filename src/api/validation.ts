@@ -1,50 +1,36 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountPayload } from '../schemas/account.js';
 import {
-  knownCatalogueExtra,
-  buildCatalogue,
   validateAccount,
   type Catalogue,
-  type CatalogueName,
   type FieldError,
   type ValidationContext,
   type ValidationResult,
 } from '../domain/validation/index.js';
 import { sortErrors } from '../domain/validation/field-error.js';
-import type { Config } from '../config.js';
+import {
+  catalogueExtra,
+  deploymentCatalogue,
+  todayAt,
+  validationContextAt,
+} from '../domain/validation/deployment.js';
 import { DEFAULT_REGION, isRegionName } from '../domain/region/index.js';
 import type { ValidationPool } from '../validation-pool/pool.js';
-import { enabledVendors } from '../vendors/names.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
 
-/** CATALOGUE_EXTRA restricted to the catalogue's names: what a deployment adds to the defaults. */
-export function catalogueExtra(config: Config): Partial<Record<CatalogueName, string[]>> {
-  return knownCatalogueExtra(config.CATALOGUE_EXTRA);
-}
+export { catalogueExtra };
 
-const catalogues = new WeakMap<FastifyInstance, Catalogue>();
-
-/**
- * The deployment's enumeration catalogue, built once per app: defaults plus CATALOGUE_EXTRA, and the payment
- * vendors PAYMENT_VENDORS enables.
- */
+/** The deployment's enumeration catalogue (see `deploymentCatalogue`). */
 export function catalogueFor(app: FastifyInstance): Catalogue {
-  let catalogue = catalogues.get(app);
-  if (!catalogue) {
-    catalogue = buildCatalogue(catalogueExtra(app.config), {
-      payment_instruction_vendor: enabledVendors(app.config).enabled,
-    });
-    catalogues.set(app, catalogue);
-  }
-  return catalogue;
+  return deploymentCatalogue(app.config);
 }
 
 /** "Today" for date rules is the UTC calendar date of the app's clock. */
-const todayOf = (app: FastifyInstance): string => app.clock().toISOString().slice(0, 10);
+const todayOf = (app: FastifyInstance): string => todayAt(app.clock());
 
 export function validationContext(app: FastifyInstance, supplier: SupplierDoc | null): ValidationContext {
-  return { region: supplier?.region ?? DEFAULT_REGION, catalogue: catalogueFor(app), today: todayOf(app) };
+  return validationContextAt(catalogueFor(app), supplier?.region, app.clock());
 }
 
 function field(body: unknown, name: string): unknown {

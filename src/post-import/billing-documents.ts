@@ -12,7 +12,10 @@ import {
   type StoredBillingDocument,
 } from '../storage/ledger-journal.js';
 import type { AccountLocks } from './account-lock.js';
+import type { PostImportContext } from './context.js';
+import { publishPostImport } from './events.js';
 import { ledgerNotFound, type Refusal } from './outcomes.js';
+import type { PostImportTarget } from './target.js';
 
 type Raw = Record<string, unknown>;
 type Located = { t: Transaction; raw: Raw; attr: string; identifier: string | null };
@@ -116,4 +119,31 @@ export async function importBillingDocuments(
     ),
   );
   return outcome ?? { ok: false, refusal: ledgerNotFound(ledgerCode) };
+}
+
+/**
+ * The billing documents step: the ledger's one historical import written under the account's lock, then
+ * its event. A repeat is refused, so an event that cannot be recorded is logged and the answer stands.
+ */
+export async function runBillingDocumentsImport(
+  ctx: PostImportContext,
+  target: PostImportTarget<BillingDocumentsImport>,
+): Promise<BillingDocumentsOutcome> {
+  const { account, data, request } = target;
+  const outcome = await importBillingDocuments(
+    ctx.storage.journal,
+    ctx.locks,
+    account._id,
+    data.ledger_code,
+    data,
+    request.body as Raw,
+    ctx.clock(),
+  );
+  if (outcome.ok)
+    await publishPostImport(ctx, target, {
+      resource: 'billing_documents',
+      count: data.historical_billing_documents.length,
+      repeatable: false,
+    });
+  return outcome;
 }

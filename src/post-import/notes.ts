@@ -2,13 +2,31 @@ import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
 import { noteDedupKey } from '../models/note.js';
 import type { Models } from '../models/index.js';
-import type { ImportNote, NoteResult } from '../schemas/post-import.js';
+import type { ImportNote, NoteResult, NotesImport } from '../schemas/post-import.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
 import { noteIdFor } from '../models/record-ids.js';
 import { earliestByContent, findNotes, insertNotes } from '../storage/notes.js';
+import type { PostImportContext } from './context.js';
+import { publishPostImport } from './events.js';
+import { documentResolver, type PostImportTarget } from './target.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
+
+/**
+ * The notes step: the notes imported onto the target account, then their event. Written by it or already
+ * there, every note of the request is on the account, so the event counts them all (see `publishPostImport`).
+ */
+export async function runNotesImport(
+  ctx: PostImportContext,
+  target: PostImportTarget<NotesImport>,
+): Promise<NoteResult[]> {
+  const { supplier, account, data } = target;
+  const resolvePath = documentResolver(ctx, supplier);
+  const results = await importNotes(ctx.models, account._id, data.notes, resolvePath, ctx.clock());
+  await publishPostImport(ctx, target, { resource: 'notes', count: results.length, repeatable: true });
+  return results;
+}
 
 /**
  * Imports notes. A note is new unless the account has one with the same content and, when `created_at` is

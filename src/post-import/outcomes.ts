@@ -1,16 +1,24 @@
 import type { FieldError } from '../domain/validation/field-error.js';
 
 /**
- * A post-import request refused for what is stored (not for its shape, which the validators check): the
- * code is one of the API's error catalogue, turned into the documented body by the route.
+ * A post-import request refused: by its shape (the validators), its supplier or account, what is stored, or
+ * the payment vendor. The code is one of the API's error catalogue, turned into the documented body by the
+ * route; `detail` replaces the catalogue's detail when given.
  */
 export type Refusal = {
   code:
+    | 'request_failed_validation'
+    | 'import_supplier_not_found'
+    | 'import_supplier_migration_not_ongoing'
+    | 'account_not_found'
     | 'ledger_not_found'
     | 'ledger_has_finalized_billing_document'
     | 'historical_statement_already_exists'
-    | 'request_failed_validation';
+    | 'vendor_instruction_not_found'
+    | 'account_has_active_payment_instruction'
+    | 'vendor_unavailable';
   errors?: FieldError[];
+  detail?: string;
 };
 
 export function ledgerNotFound(ledgerCode: string | undefined): Refusal {
@@ -27,3 +35,13 @@ export function ledgerNotFound(ledgerCode: string | undefined): Refusal {
       : [],
   };
 }
+
+export type InstructionRequest = { vendor: string; reference: string; type: string };
+
+/** Expected outcomes of a verification, returned (not thrown) by the job so the waiting step can map them. */
+export type VerifyOutcome =
+  | { ok: true; instructionId: string }
+  | {
+      ok: false;
+      code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable';
+    };

@@ -1,17 +1,16 @@
+import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
+import { jobId } from '../jobs/catalog.js';
 import type { Models } from '../models/index.js';
 import type { InstructionDetails } from '../vendors/index.js';
 import { findActiveInstruction, insertActiveInstruction } from '../storage/payment-instructions.js';
+import type { PaymentInstruction } from '../schemas/post-import.js';
+import type { PostImportContext } from './context.js';
+import { publishPostImport } from './events.js';
+import type { InstructionRequest, Refusal, VerifyOutcome } from './outcomes.js';
+import type { PostImportTarget } from './target.js';
 
-export type InstructionRequest = { vendor: string; reference: string; type: string };
-
-/** Expected outcomes of a verification, returned (not thrown) by the job so the waiting API can map them. */
-export type VerifyOutcome =
-  | { ok: true; instructionId: string }
-  | {
-      ok: false;
-      code: 'vendor_instruction_not_found' | 'account_has_active_payment_instruction' | 'vendor_unavailable';
-    };
+export type { InstructionRequest, VerifyOutcome } from './outcomes.js';
 
 export const activeInstruction = findActiveInstruction;
 
@@ -61,4 +60,57 @@ export async function recordInstruction(
       code: 'account_has_active_payment_instruction',
     }
   );
+}
+
+/** The API's wording of a refused verification, carried by its `post_import.error-v1` event. */
+export const verificationRefusalDetails = {
+  vendor_instruction_not_found: 'The payment vendor has no usable instruction with this reference.',
+  account_has_active_payment_instruction: 'The account already has an active payment instruction.',
+  vendor_unavailable: 'The payment vendor could not be reached. Retry unchanged.',
+} as const satisfies Record<Extract<VerifyOutcome, { ok: false }>['code'], string>;
+
+export type PaymentInstructionOutcome =
+  { ok: true; krakenAccountNumber: string; reference: string } | { ok: false; refusal: Refusal };
+
+/**
+ * The payment instruction step: the account's active instruction if it is this one, else a verification at
+ * the vendor (on a worker; this step waits, bounded) and its event, a success or the vendor's refusal.
+ */
+export async function runPaymentInstruction(
+  ctx: PostImportContext,
+  target: PostImportTarget<PaymentInstruction>,
+): Promise<PaymentInstructionOutcome> {
+  const { account, data, request } = target;
+  const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
+  const created = { ok: true as const, krakenAccountNumber: account.number, reference: data.reference };
+
+  const known = await checkActive(ctx.models, account._id, wanted);
+  if (known?.ok) return created;
+  if (known) return { ok: false, refusal: { code: known.code } };
+
+  // One job per (account, instruction): a retry joins a verification still running. A finished one is
+  // removed first so that a retry after a failure really asks the vendor again.
+  const digest = createHash('sha256')
+    .update(JSON.stringify([data.vendor, data.type, data.reference]))
+    .digest('hex')
+    .slice(0, 32);
+  const id = jobId('verify', account._id.toHexString(), digest);
+  await ctx.verifications.removeFinished(id);
+
+  const { result, timedOut } = await ctx.verifications.verify(
+    { accountId: account._id.toHexString(), ...wanted, requestId: request.id },
+    { jobId: id, waitMs: ctx.verificationWaitMs },
+  );
+  if (timedOut || !result) return { ok: false, refusal: { code: 'vendor_unavailable' } };
+  if (!result.ok) {
+    await publishPostImport(ctx, target, {
+      resource: 'payment_instruction',
+      count: 0,
+      repeatable: true,
+      error: { code: result.code, detail: verificationRefusalDetails[result.code] },
+    });
+    return { ok: false, refusal: { code: result.code } };
+  }
+  await publishPostImport(ctx, target, { resource: 'payment_instruction', count: 1, repeatable: true });
+  return created;
 }

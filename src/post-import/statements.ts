@@ -1,10 +1,13 @@
 import type { Types } from 'mongoose';
 import type { FieldError } from '../domain/validation/field-error.js';
 import { dayAfter } from '../domain/dates.js';
-import type { HistoricalStatement } from '../schemas/post-import.js';
+import type { HistoricalStatement, StatementsImport } from '../schemas/post-import.js';
 import { statementKey, type LedgerJournal, type StoredStatement } from '../storage/ledger-journal.js';
 import type { AccountLocks } from './account-lock.js';
+import type { PostImportContext } from './context.js';
+import { publishPostImport } from './events.js';
 import type { Refusal } from './outcomes.js';
+import { documentResolver, type PostImportTarget } from './target.js';
 
 function alreadyExists(statements: readonly HistoricalStatement[], ids: ReadonlySet<string>): Refusal {
   const errors: FieldError[] = [];
@@ -77,4 +80,30 @@ export async function importStatements(
   );
   // An account created without ledgers data has no journal yet: nothing to attach statements to.
   return outcome ?? { ok: false, refusal: { code: 'ledger_not_found', errors: [] } };
+}
+
+/**
+ * The statements step: the statements recorded under the account's lock, then their event. A repeat is
+ * refused, so an event that cannot be recorded is logged and the answer stands.
+ */
+export async function runStatementsImport(
+  ctx: PostImportContext,
+  target: PostImportTarget<StatementsImport>,
+): Promise<{ ok: true } | { ok: false; refusal: Refusal }> {
+  const { supplier, account, data } = target;
+  const outcome = await importStatements(
+    ctx.storage.journal,
+    ctx.locks,
+    account._id,
+    data.statements,
+    documentResolver(ctx, supplier),
+    ctx.clock(),
+  );
+  if (outcome.ok)
+    await publishPostImport(ctx, target, {
+      resource: 'statements',
+      count: data.statements.length,
+      repeatable: false,
+    });
+  return outcome;
 }

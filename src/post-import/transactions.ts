@@ -1,5 +1,6 @@
 import type { Types } from 'mongoose';
 import type { Transaction } from '../schemas/transaction.js';
+import type { TransactionsImport } from '../schemas/post-import.js';
 import {
   ledgerOf,
   storedTransaction,
@@ -12,8 +13,11 @@ import {
 } from '../storage/ledger-journal.js';
 import type { Models } from '../models/index.js';
 import type { AccountLocks } from './account-lock.js';
+import type { PostImportContext } from './context.js';
+import { publishPostImport } from './events.js';
 import { addRedatingNote } from './notes.js';
 import { ledgerNotFound, type Refusal } from './outcomes.js';
+import type { PostImportTarget } from './target.js';
 
 type RawTransaction = Record<string, unknown>;
 
@@ -154,4 +158,46 @@ export async function importTransactions(
     );
   const outcome = input.dryRun ? await run() : await locks.with(input.accountId, run);
   return outcome ?? { ok: false, refusal: ledgerNotFound(input.ledgerCode) };
+}
+
+/** The query flags of a transactions import (both default to true). */
+export type TransactionsImportOptions = {
+  checkPreviouslyAdded: boolean;
+  forceAddToCurrentStatement: boolean;
+};
+
+/**
+ * The transactions step: the batch imported onto the target account under its lock, then its event (a dry
+ * run writes nothing and publishes nothing). Added or already there, every transaction of the batch is on
+ * the account, so the event counts them all (see `publishPostImport`).
+ */
+export async function runTransactionsImport(
+  ctx: PostImportContext,
+  target: PostImportTarget<TransactionsImport>,
+  options: TransactionsImportOptions,
+): Promise<TransactionImportOutcome> {
+  const { account, data, request } = target;
+  const dryRun = data.dry_run === true;
+  const outcome = await importTransactions(
+    ctx.models,
+    ctx.storage.journal,
+    ctx.locks,
+    {
+      accountId: account._id,
+      ledgerCode: data.ledger_code,
+      transactions: data.transactions,
+      raws: (request.body as { transactions: RawTransaction[] }).transactions,
+      checkPreviouslyAdded: options.checkPreviouslyAdded,
+      forceAddToCurrentStatement: options.forceAddToCurrentStatement,
+      dryRun,
+    },
+    ctx.clock(),
+  );
+  if (outcome.ok && !dryRun)
+    await publishPostImport(ctx, target, {
+      resource: 'transactions',
+      count: outcome.results.length,
+      repeatable: true,
+    });
+  return outcome;
 }

@@ -3,19 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateBillingDocumentsImport } from '../../../domain/validation/index.js';
 import { billingDocumentsImportSchema } from '../../../schemas/post-import.js';
-import { importBillingDocuments } from '../../../post-import/billing-documents.js';
-import {
-  accountLocks,
-  publishPostImport,
-  refusalError,
-  resolveImport,
-  storage,
-} from '../../post-import-target.js';
+import { runBillingDocumentsImport } from '../../../post-import/billing-documents.js';
+import { apiPostImportContext, refusalError, requestTarget } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
 export default async function billingDocumentRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const ctx = apiPostImportContext(app);
   app.post(
     '/historical-billing-documents/create/',
     {
@@ -42,22 +37,9 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
       },
     },
     async (request, reply) => {
-      const { supplier, account, data } = await resolveImport(app, request, validateBillingDocumentsImport);
-      const outcome = await importBillingDocuments(
-        storage(app).journal,
-        accountLocks(app),
-        account._id,
-        data.ledger_code,
-        data,
-        request.body as Record<string, unknown>,
-        app.clock(),
-      );
+      const target = await requestTarget(ctx, request, validateBillingDocumentsImport);
+      const outcome = await runBillingDocumentsImport(ctx, target);
       if (!outcome.ok) throw refusalError(outcome.refusal);
-      await publishPostImport(app, request, supplier, account, data.external_account_number, {
-        resource: 'billing_documents',
-        count: data.historical_billing_documents.length,
-        repeatable: false,
-      });
       return reply.code(201).send();
     },
   );

@@ -3,13 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateNotesImport } from '../../../domain/validation/index.js';
 import { noteResultSchema, notesImportSchema } from '../../../schemas/post-import.js';
-import { importNotes } from '../../../post-import/notes.js';
-import { documentLocation, publishPostImport, resolveImport } from '../../post-import-target.js';
+import { runNotesImport } from '../../../post-import/notes.js';
+import { apiPostImportContext, requestTarget } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
 export default async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const ctx = apiPostImportContext(app);
   app.post(
     '/notes/create/',
     {
@@ -30,16 +31,8 @@ export default async function noteRoutes(fastify: FastifyInstance): Promise<void
       },
     },
     async (request, reply) => {
-      const { supplier, account, data } = await resolveImport(app, request, validateNotesImport);
-      const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
-      const results = await importNotes(app.db.models, account._id, data.notes, resolvePath, app.clock());
-      await publishPostImport(app, request, supplier, account, data.external_account_number, {
-        resource: 'notes',
-        // Written by it or already there, every note of the request is on the account (see publishPostImport).
-        count: results.length,
-        repeatable: true,
-      });
-      return reply.code(201).send(results);
+      const target = await requestTarget(ctx, request, validateNotesImport);
+      return reply.code(201).send(await runNotesImport(ctx, target));
     },
   );
 }

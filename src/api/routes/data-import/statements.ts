@@ -2,20 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { validateStatementsImport } from '../../../domain/validation/index.js';
 import { statementsImportSchema } from '../../../schemas/post-import.js';
-import { importStatements } from '../../../post-import/statements.js';
-import {
-  accountLocks,
-  documentLocation,
-  publishPostImport,
-  refusalError,
-  resolveImport,
-  storage,
-} from '../../post-import-target.js';
+import { runStatementsImport } from '../../../post-import/statements.js';
+import { apiPostImportContext, refusalError, requestTarget } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
 export default async function statementRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const ctx = apiPostImportContext(app);
   app.post(
     '/historical-statements/create/',
     {
@@ -36,23 +30,10 @@ export default async function statementRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (request, reply) => {
-      const { supplier, account, data } = await resolveImport(app, request, validateStatementsImport);
-      const resolvePath = (path: string) => documentLocation(supplier, app.config.DOCUMENT_BUCKET, path);
-      const outcome = await importStatements(
-        storage(app).journal,
-        accountLocks(app),
-        account._id,
-        data.statements,
-        resolvePath,
-        app.clock(),
-      );
+      const target = await requestTarget(ctx, request, validateStatementsImport);
+      const outcome = await runStatementsImport(ctx, target);
       if (!outcome.ok) throw refusalError(outcome.refusal);
-      await publishPostImport(app, request, supplier, account, data.external_account_number, {
-        resource: 'statements',
-        count: data.statements.length,
-        repeatable: false,
-      });
-      return reply.code(201).send(data);
+      return reply.code(201).send(target.data);
     },
   );
 }

@@ -3,14 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validateTransactionsImport } from '../../../domain/validation/index.js';
 import { transactionsImportSchema } from '../../../schemas/post-import.js';
-import {
-  accountLocks,
-  publishPostImport,
-  refusalError,
-  resolveImport,
-  storage,
-} from '../../post-import-target.js';
-import { importTransactions } from '../../../post-import/transactions.js';
+import { apiPostImportContext, refusalError, requestTarget } from '../../post-import-target.js';
+import { runTransactionsImport } from '../../../post-import/transactions.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { commonErrors, errorBody, errorResponses } from '../../schemas.js';
 
@@ -33,6 +27,7 @@ const importError = z.object({
 
 export default async function transactionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const ctx = apiPostImportContext(app);
   app.post(
     '/transactions/create/',
     {
@@ -71,33 +66,12 @@ export default async function transactionRoutes(fastify: FastifyInstance): Promi
       },
     },
     async (request, reply) => {
-      const { supplier, account, data } = await resolveImport(app, request, validateTransactionsImport);
-      const outcome = await importTransactions(
-        app.db.models,
-        storage(app).journal,
-        accountLocks(app),
-        {
-          accountId: account._id,
-          ledgerCode: data.ledger_code,
-          transactions: data.transactions,
-          raws: (request.body as { transactions: Record<string, unknown>[] }).transactions,
-          checkPreviouslyAdded: request.query.check_previously_added,
-          forceAddToCurrentStatement: request.query.force_add_to_current_statement,
-          dryRun: data.dry_run === true,
-        },
-        app.clock(),
-      );
-      if (outcome.ok) {
-        if (!data.dry_run) {
-          // Added or already there, every transaction of the batch is on the account (see publishPostImport).
-          await publishPostImport(app, request, supplier, account, data.external_account_number, {
-            resource: 'transactions',
-            count: outcome.results.length,
-            repeatable: true,
-          });
-        }
-        return reply.code(data.dry_run ? 200 : 201).send({ results: outcome.results });
-      }
+      const target = await requestTarget(ctx, request, validateTransactionsImport);
+      const outcome = await runTransactionsImport(ctx, target, {
+        checkPreviouslyAdded: request.query.check_previously_added,
+        forceAddToCurrentStatement: request.query.force_add_to_current_statement,
+      });
+      if (outcome.ok) return reply.code(target.data.dry_run ? 200 : 201).send({ results: outcome.results });
       // A failed plan is the transaction import's own 400 body (interface: Import financial transactions).
       if ('error' in outcome) return reply.code(400).send(outcome.error);
       throw refusalError(outcome.refusal);
