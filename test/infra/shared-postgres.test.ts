@@ -5,6 +5,7 @@ import { Types } from 'mongoose';
 import { processKey } from '../../src/models/account-import-process.js';
 import type { LocalServer, PostgresDatabase } from '../support/processes.js';
 import { createPgDatabase, startFerretDbOnPostgres } from '../support/postgres.js';
+import { until } from '../creation/support.js';
 
 // One PostgreSQL database, several FerretDB processes on it (one per pod). Each FerretDB loads the list of
 // collections once, at its first request: one that loaded it before the schema existed answers reads of
@@ -19,12 +20,13 @@ const open = async (sidecar: LocalServer) => {
   const db = await openDatabase({
     MONGO_URL: `mongodb://127.0.0.1:${sidecar.port}/${DB}`,
     MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
+    MONGO_MAX_POOL_SIZE: 50,
   });
   opened.push(db);
   return db;
 };
-const sidecar = async () => {
-  const s = await startFerretDbOnPostgres(pg.url);
+const sidecar = async (postgresqlUrl = pg.url) => {
+  const s = await startFerretDbOnPostgres(postgresqlUrl);
   sidecars.push(s);
   return s;
 };
@@ -70,10 +72,41 @@ it('a FerretDB that loaded its collection list before the schema existed is refu
   );
 });
 
+it('a pod with fewer database connections than its FerretDB has PostgreSQL connections never deadlocks it', async () => {
+  // A FerretDB v1 update holds a PostgreSQL connection while it waits for a second one: with as many updates in
+  // flight as its pool has connections (here 4), it waits for ever. MONGO_MAX_POOL_SIZE below the pool
+  // (here 3) bounds the updates in flight, so 200 concurrent updates all finish.
+  const url = new URL(pg.url);
+  url.searchParams.set('pool_max_conns', '4');
+  const small = await sidecar(url.toString());
+  const db = await openDatabase({
+    MONGO_URL: `mongodb://127.0.0.1:${small.port}/pool_pg`,
+    MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
+    MONGO_MAX_POOL_SIZE: 3,
+  });
+  opened.push(db);
+  const collection = db.conn.db!.collection<{ _id: string; n: number }>('pool_updates');
+  await collection.insertMany(Array.from({ length: 200 }, (_, i) => ({ _id: `doc-${i}`, n: 0 })));
+  let done = 0;
+  const updates = Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      collection.updateOne({ _id: `doc-${i}` }, { $set: { n: i } }).then(() => done++),
+    ),
+  );
+  await until(
+    async () => done === 200,
+    `200 updates through a FerretDB with 4 PostgreSQL connections (${done} done)`,
+  );
+  await updates;
+  const docs = await collection.find().sort({ n: 1 }).toArray();
+  expect(docs.map((d) => d.n)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+});
+
 async function openWith(s: LocalServer, name: string) {
   const db = await openDatabase({
     MONGO_URL: `mongodb://127.0.0.1:${s.port}/${name}`,
     MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
+    MONGO_MAX_POOL_SIZE: 50,
   });
   opened.push(db);
   return db;

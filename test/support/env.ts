@@ -31,6 +31,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     AUTH_CACHE_TTL_MS: '0',
     // Off by default in a deployment; the tests use the simulated vendor.
     PAYMENT_VENDORS: 'STRIPE,SIMULATED',
+    ...(inject('mongoMaxPoolSize') ? { MONGO_MAX_POOL_SIZE: inject('mongoMaxPoolSize') } : {}),
     ...Object.fromEntries(Object.entries(overrides).filter(([k]) => k !== 'TEST_LABEL')),
   });
 }

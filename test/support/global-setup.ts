@@ -10,6 +10,8 @@ declare module 'vitest' {
     redisUrl: string;
     /** Seeds of a Redis Cluster every test app and worker uses instead of `redisUrl` ('' when none). */
     redisClusterNodes: string;
+    /** MONGO_MAX_POOL_SIZE of every test app and process ('' for the default). */
+    mongoMaxPoolSize: string;
   }
 }
 
@@ -50,6 +52,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let mongoUrl = process.env.MONGO_URL;
   let redisUrl = process.env.REDIS_URL;
   let clusterNodes = process.env.REDIS_CLUSTER_NODES ?? '';
+  let mongoMaxPoolSize = '';
   const containers = (!mongoUrl || !redisUrl) && database === 'sqlite' && (await containerRuntimeAvailable());
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop();
@@ -60,10 +63,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const server = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
       const pg = await createPostgresDatabase(server, `citest_${randomBytes(4).toString('hex')}`);
       stops.push(pg.drop);
-      // FerretDB's own pool (up to 50 PostgreSQL connections): with 20, FerretDB stopped answering under the
-      // load of test/v2/limit.test.ts, so the tests keep the default. A PostgreSQL others use needs
-      // max_connections above 50 plus theirs.
-      const ferret = await startFerretDb({ postgresqlUrl: pg.url, port: ferretPort });
+      // One FerretDB for every test file's apps and processes. A FerretDB v1 update holds a PostgreSQL
+      // connection while it waits for another, so updates in flight across all its clients must stay below its
+      // pool (README, "A server database"): 60 connections, and each test app or process at most
+      // MONGO_MAX_POOL_SIZE=6 (some eight at a time). A pool of 20 with the default 50 per process deadlocked
+      // under test/v2/limit.test.ts. A PostgreSQL others use needs max_connections above 60 plus theirs.
+      const url = new URL(pg.url);
+      url.searchParams.set('pool_max_conns', '60');
+      mongoMaxPoolSize = '6';
+      const ferret = await startFerretDb({ postgresqlUrl: url.toString(), port: ferretPort });
       mongoUrl = ferret.url;
       stops.push(ferret.stop);
       console.info(`test setup: FerretDB on PostgreSQL (database ${pg.name}) at ${ferret.url}`);
@@ -110,6 +118,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Tests that stop and start a Redis of their own still get the single `redisUrl`.
   project.provide('redisClusterNodes', clusterNodes);
   project.provide('redisUrl', redisUrl!);
+  project.provide('mongoMaxPoolSize', mongoMaxPoolSize);
   resetContractOutput();
   return async () => {
     const contract = summariseContract();
