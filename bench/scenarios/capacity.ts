@@ -63,9 +63,21 @@ const scenario: Scenario = {
         one_web_one_worker: one,
         two_webs_two_workers: two,
         model: {
+          /** From the 1 + 1 run's CPU per account: what splitting into more processes would give for free. */
           predicted_accounts_per_s: predicted,
           measured_two_by_two: two.accounts_per_s,
           error_pct: round(((two.accounts_per_s - predicted) / predicted) * 100, 1),
+          /**
+           * From the 2 + 2 run's own CPU per account: the cores' capacity over what an account costs in that
+           * shape. Close to the measured figure when the run is CPU-bound and nothing else (a lock, a queue)
+           * holds it back.
+           */
+          cpu_bound_accounts_per_s: round((CORES * 1000) / two.cpu_ms_total, 1),
+          cpu_bound_error_pct: round(
+            ((two.accounts_per_s - (CORES * 1000) / two.cpu_ms_total) / ((CORES * 1000) / two.cpu_ms_total)) *
+              100,
+            1,
+          ),
         },
       };
     }
@@ -145,7 +157,7 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
       ports.push(port);
       children.push(
         startProcess('web', {
-          ...childEnv(config),
+          ...childEnv(config, childNodeOptions),
           MONGO_URL: on(sidecars[i]!),
           PORT: String(port),
           HOST: '127.0.0.1',
@@ -155,7 +167,7 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
     for (let i = 0; i < shape.workers; i++) {
       children.push(
         startProcess('worker', {
-          ...childEnv(config),
+          ...childEnv(config, childNodeOptions),
           MONGO_URL: on(sidecars[shape.webs + i]!),
           WORKER_CONCURRENCY: String(LIMIT),
         }),
@@ -230,6 +242,11 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
     for (const stop of stops.reverse()) await stop();
   }
 }
+
+/** BENCH_CHILD_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) for the webs and workers. */
+const childNodeOptions: Record<string, string> = process.env.BENCH_CHILD_NODE_OPTIONS
+  ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS }
+  : {};
 
 /** PostgreSQL's max_connections (the server the tests and benches use). */
 function maxConnections(): number {
