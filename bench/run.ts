@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +18,13 @@ for (const file of readdirSync(dir)
   if (wanted.length === 0 || wanted.includes(mod.default.name)) scenarios.push(mod.default);
 }
 if (scenarios.length === 0) throw new Error(`no scenario matches ${wanted.join(', ')}`);
+
+// The web and worker processes run as the Procfile runs them, from the build (BENCH_FROM_SOURCE=1: through tsx).
+if (process.env.BENCH_FROM_SOURCE !== '1') {
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  process.env.CHILD_FROM_BUILD = '1';
+}
 
 const { env, stop } = await startBenchEnv(process.env);
 const resultsDir = join(import.meta.dirname, 'results');

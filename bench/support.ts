@@ -1,13 +1,18 @@
+import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../src/config.js';
-import { startFerretDb, startRedisServer } from '../test/support/processes.js';
+import { freePort, startFerretDb, startRedisServer } from '../test/support/processes.js';
 
 export type BenchEnv = {
   mongoBaseUrl: string;
   /** The database server's process id when the bench started it (for its CPU time), else null. */
   dbPid: number | null;
+  /** FerretDB's Prometheus metrics when the bench started it (commands counted), else null. */
+  dbMetricsUrl: string | null;
   redisUrl: string;
+  /** The redis-server's process id when the bench started it, else null. */
+  redisPid: number | null;
   /** A fresh config with its own database and queue prefix. */
   config(overrides?: Record<string, string>): Config;
 };
@@ -45,22 +50,29 @@ export async function startBenchEnv(env: Record<string, string | undefined>) {
   let mongoBaseUrl = env.MONGO_URL;
   let redisUrl = env.REDIS_URL;
   let dbPid: number | null = null;
+  let dbMetricsUrl: string | null = null;
+  let redisPid: number | null = null;
   if (!mongoBaseUrl) {
-    const ferret = await startFerretDb();
+    const debugPort = await freePort();
+    const ferret = await startFerretDb({ debugPort });
     mongoBaseUrl = ferret.url;
     dbPid = ferret.pid ?? null;
+    dbMetricsUrl = `http://127.0.0.1:${debugPort}/debug/metrics`;
     stops.push(ferret.stop);
   }
   if (!redisUrl) {
     const redis = await startRedisServer();
     redisUrl = redis.url;
+    redisPid = redis.pid ?? null;
     stops.push(redis.stop);
   }
   const base = mongoBaseUrl;
   const benchEnv: BenchEnv = {
     mongoBaseUrl: base,
     dbPid,
+    dbMetricsUrl,
     redisUrl,
+    redisPid,
     config: (overrides = {}) => benchConfig(base, redisUrl, overrides),
   };
   return {
@@ -116,4 +128,63 @@ export function cpuMeter(pids: Record<string, number | null | undefined>) {
       );
     },
   };
+}
+
+/**
+ * Commands per item between now and `perItem`: the database's (FerretDB's request counters, by command) and
+ * Redis's (INFO commandstats, by command), each with its total. A figure is null where it cannot be read (a
+ * server the bench did not start).
+ */
+export async function commandMeter(env: Pick<BenchEnv, 'dbMetricsUrl' | 'redisUrl'>) {
+  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 1 });
+  const read = async () => ({
+    database: await ferretCommands(env.dbMetricsUrl),
+    redis: await redisCommands(redis),
+  });
+  const before = await read();
+  return {
+    async perItem(items: number) {
+      const now = await read();
+      redis.disconnect();
+      const diff = (a: Record<string, number> | null, b: Record<string, number> | null) => {
+        if (!a || !b) return null;
+        const out: Record<string, number> = {};
+        let total = 0;
+        for (const [k, v] of Object.entries(b)) {
+          const d = v - (a[k] ?? 0);
+          if (d > 0) {
+            out[k] = round(d / items, 2);
+            total += d;
+          }
+        }
+        return {
+          total: round(total / items, 2),
+          ...Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1])),
+        };
+      };
+      return { database: diff(before.database, now.database), redis: diff(before.redis, now.redis) };
+    },
+  };
+}
+
+async function ferretCommands(url: string | null): Promise<Record<string, number> | null> {
+  if (!url) return null;
+  const text = await (await fetch(url)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^ferretdb_client_requests_total\{([^}]*)\} (\S+)$/gm)) {
+    const command = /command="([^"]*)"/.exec(m[1]!)?.[1] ?? 'unknown';
+    counts[command] = (counts[command] ?? 0) + Number(m[2]);
+  }
+  return counts;
+}
+
+async function redisCommands(redis: Redis): Promise<Record<string, number> | null> {
+  try {
+    const info = await redis.info('commandstats');
+    const counts: Record<string, number> = {};
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) counts[m[1]!] = Number(m[2]);
+    return counts;
+  } catch {
+    return null;
+  }
 }

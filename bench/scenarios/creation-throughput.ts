@@ -8,9 +8,13 @@ import {
   pool,
   type PayloadKind,
 } from '../creation-env.js';
-import { cpuMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
+import { cpuMeter, commandMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
 
-const list = (value: string) => value.split(',').map((s) => Number(s.trim()));
+const list = (value: string) =>
+  value
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map((s) => Number(s.trim()));
 /** Realistic-account counts to run, each in a fresh database: `BENCH_ACCOUNTS=1000,10000` (the default). */
 const SIZES = list(process.env.BENCH_ACCOUNTS ?? '1000,10000');
 /** Minimal-account count run beside them, for comparison. */
@@ -43,7 +47,7 @@ const scenario: Scenario = {
       for (const size of kind === 'realistic' ? SIZES : MINIMAL_SIZES)
         results[`${kind}_${size}`] = await runOnce(env, kind, size, 42);
     }
-    if (PAYLOAD_KINDS.includes('realistic')) {
+    if (PAYLOAD_KINDS.includes('realistic') && SWEEP_MONTHS.length > 0) {
       const sweep: Record<string, unknown> = {};
       for (const months of SWEEP_MONTHS) {
         const r = await runOnce(env, 'realistic', SWEEP_ACCOUNTS, months);
@@ -91,7 +95,13 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
     await pool(warm, LIMIT, (ext) => client.stageAndCreate(ext));
     client.retried429 = 0;
     const documentsBefore = await documentCount(e.app.db.conn);
-    const cpu = cpuMeter({ database: env.dbPid, web: web.proc.pid, worker: worker.proc.pid });
+    const cpu = cpuMeter({
+      database: env.dbPid,
+      web: web.proc.pid,
+      worker: worker.proc.pid,
+      redis: env.redisPid,
+    });
+    const commands = await commandMeter(env);
     const clientCpu = process.cpuUsage();
     const externals = Array.from({ length: size }, (_, i) => `TP-${String(i).padStart(6, '0')}`);
     const stageMs: number[] = [];
@@ -109,6 +119,7 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
     });
     const seconds = (performance.now() - started) / 1000;
     const loadCpu = process.cpuUsage(clientCpu);
+    const commandsPerAccount = await commands.perItem(size);
     const cpuPerAccount = {
       ...cpu.perItemMs(size),
       client: round((loadCpu.user + loadCpu.system) / 1000 / size, 2),
@@ -125,6 +136,8 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
       accounts: size,
       documents_per_account: round(((await documentCount(e.app.db.conn)) - documentsBefore) / size, 2),
       cpu_ms_per_account: cpuPerAccount,
+      /** Database commands (FerretDB's counters) and Redis commands (INFO commandstats) per account. */
+      commands_per_account: commandsPerAccount,
       seconds: round(seconds, 1),
       accounts_per_s: round(size / seconds, 1),
       stage: latencySummary(stageMs),

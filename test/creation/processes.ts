@@ -32,10 +32,21 @@ export type Child = {
   stop: (signal?: NodeJS.Signals) => Promise<void>;
 };
 
-/** Runs one of the service's own process entry points (`web` or `worker`) as a separate OS process. */
+/**
+ * Runs one of the service's own process entry points (`web` or `worker`) as a separate OS process: from the
+ * sources through tsx, or with CHILD_FROM_BUILD=1 from `dist/` as the Procfile runs them (the benchmarks, which
+ * build first).
+ */
 export function startProcess(kind: 'web' | 'worker', env: NodeJS.ProcessEnv): Child {
-  const entry = kind === 'web' ? 'src/api/server.ts' : 'src/workers/index.ts';
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const fromBuild = process.env.CHILD_FROM_BUILD === '1';
+  const entry = fromBuild
+    ? kind === 'web'
+      ? 'dist/api/server.js'
+      : 'dist/workers/index.js'
+    : kind === 'web'
+      ? 'src/api/server.ts'
+      : 'src/workers/index.ts';
+  const proc = spawn(process.execPath, fromBuild ? [entry] : ['--import', 'tsx', entry], {
     cwd: root,
     env,
     stdio: ['ignore', process.env.CHILD_LOGS ? 'inherit' : 'ignore', 'inherit'],

@@ -71,6 +71,8 @@ export async function startFerretDb(
     dir?: string;
     /** A PostgreSQL database URL: FerretDB's PostgreSQL backend instead of SQLite (the database must exist). */
     postgresqlUrl?: string;
+    /** Serve FerretDB's debug handlers (Prometheus metrics at /debug/metrics) on this port. */
+    debugPort?: number;
   } = {},
 ): Promise<LocalServer> {
   const bin = ferretdbBinary();
@@ -88,7 +90,7 @@ export async function startFerretDb(
       ...backend,
       `--state-dir=${dir}`,
       `--listen-addr=127.0.0.1:${port}`,
-      '--debug-addr=-',
+      options.debugPort ? `--debug-addr=127.0.0.1:${options.debugPort}` : '--debug-addr=-',
       '--telemetry=disable',
       '--log-level=ERROR',
     ],
