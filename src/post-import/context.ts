@@ -67,7 +67,7 @@ export function postImportContext(deps: PostImportDeps): PostImportContext {
     catalogue: deploymentCatalogue(deps.config),
     documentBucket: deps.config.DOCUMENT_BUCKET,
     verificationWaitMs: deps.config.PAYMENT_VERIFICATION_WAIT_MS,
-    relay: (events, requestId) => relayEvents(deps.webhooks(), events, requestId),
+    relay: (events, requestId) => relayEvents(deps.webhooks(), events, requestId, { models: deps.models }),
     verifications: deps.verifications,
   };
 }

@@ -38,7 +38,18 @@ export type ProcessIdentity = {
 };
 
 /** What a caller hands to the webhook relay: the event's `_id` (the queue job is keyed by its `eventId`). */
-export type RecordedEvent = { _id: string; eventId: string; dispatched: boolean };
+/**
+ * An event as its writer knows it. Its organisation, webhook type and time are there when this writer inserted it
+ * (not when it found the event already there).
+ */
+export type RecordedEvent = {
+  _id: string;
+  eventId: string;
+  dispatched: boolean;
+  organisationId?: Types.ObjectId;
+  type?: string | null;
+  occurredAt?: Date;
+};
 
 export type ProcessDecision<T> = { event: NewEvent | null; result: T };
 

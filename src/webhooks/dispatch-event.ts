@@ -3,6 +3,7 @@ import { webhookStore } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
+import { subscribedEndpoints } from './relay.js';
 
 /** A delivery's job id (a replay adds its number, so it runs even after the first job finished). */
 export const deliveryJobId = (delivery: string, replay = 0) =>
@@ -26,11 +27,7 @@ export async function dispatchEventJob(
   if (event.dispatched || !event.type || !event.body) return { deliveries: 0 };
   // The endpoints subscribed when the event was recorded: whether an endpoint added since gets it must not
   // depend on how soon the event is dispatched (at once by the relay, or much later by the outbox sweep).
-  const endpoints = (await store.liveEndpoints(event.organisationId)).filter(
-    (e) =>
-      (e.events.length === 0 || e.events.includes(event.type!)) &&
-      (!e.createdAt || e.createdAt <= event.occurredAt),
-  );
+  const endpoints = subscribedEndpoints(await store.liveEndpoints(event.organisationId), event);
   const ids = await store.createDeliveries(event, endpoints, ctx.clock());
   const fleet = new WebhookFleetState(ctx.redis, ctx.config.QUEUE_PREFIX);
   const spec = jobCatalog['deliver-webhook'];

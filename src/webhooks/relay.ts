@@ -1,19 +1,45 @@
 import type { Queue } from 'bullmq';
+import type { Types } from 'mongoose';
+import type { Models } from '../models/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
+import { webhookStore, type EndpointRow } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
+
+/**
+ * The endpoints an event goes to: live ones subscribed to its type when it was recorded. Whether an endpoint
+ * added since gets it must not depend on how soon the event is dispatched (at once, or much later by the
+ * outbox sweep), so one added after the event's time does not.
+ */
+export function subscribedEndpoints(
+  endpoints: readonly EndpointRow[],
+  event: { type?: string | null; occurredAt: Date },
+): EndpointRow[] {
+  return endpoints.filter(
+    (e) =>
+      (e.events.length === 0 || (!!event.type && e.events.includes(event.type))) &&
+      (!e.createdAt || e.createdAt <= event.occurredAt),
+  );
+}
 
 /**
  * Hands recorded events to the webhook queue at once (the fast path). Best effort: an event whose job could
  * not be queued (Redis down, a crash just after the write) is still `dispatched: false` in the outbox, and
  * the outbox sweep queues it later. The job id is the event's, so queueing twice runs it once.
+ *
+ * With `models`, an event that no endpoint is subscribed to (most organisations during a migration have none)
+ * is marked dispatched here, after the same read of the organisation's endpoints the dispatch job would make,
+ * instead of costing a job: no queueing, no job run, no second read of the event. What the dispatch job
+ * decides is unchanged; only where. Should the read or the mark fail, the event is queued as before.
  */
 export async function relayEvents(
   queue: Queue,
   events: readonly (RecordedEvent | null | undefined)[],
   requestId: string,
+  options: { models?: Models } = {},
 ): Promise<void> {
-  const pending = events.filter((e): e is RecordedEvent => !!e && !e.dispatched);
+  let pending = events.filter((e): e is RecordedEvent => !!e && !e.dispatched);
   if (pending.length === 0) return;
+  if (options.models) pending = await withoutUnsubscribed(options.models, pending);
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     pending.map((event) =>
@@ -26,4 +52,34 @@ export async function relayEvents(
         .catch(() => undefined),
     ),
   );
+}
+
+/** Marks dispatched the events nobody is subscribed to; returns the others (and any it could not decide). */
+async function withoutUnsubscribed(models: Models, events: RecordedEvent[]): Promise<RecordedEvent[]> {
+  const store = webhookStore(models);
+  const endpoints = new Map<string, Promise<EndpointRow[]>>();
+  const endpointsOf = (org: Types.ObjectId) => {
+    const key = String(org);
+    let found = endpoints.get(key);
+    if (!found) endpoints.set(key, (found = store.liveEndpoints(org)));
+    return found;
+  };
+  const left = await Promise.all(
+    events.map(async (event) => {
+      // Known only for an event this writer inserted (one found already there is queued as before).
+      if (!event.organisationId || !event.occurredAt || !event.type) return event;
+      try {
+        const subscribed = subscribedEndpoints(await endpointsOf(event.organisationId), {
+          type: event.type,
+          occurredAt: event.occurredAt,
+        });
+        if (subscribed.length > 0) return event;
+        await store.markDispatched(event._id);
+        return null;
+      } catch {
+        return event;
+      }
+    }),
+  );
+  return left.filter((e): e is RecordedEvent => e !== null);
 }

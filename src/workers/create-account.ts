@@ -71,7 +71,7 @@ export async function createAccountJob(
     if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
-    void relayEvents(ctx.queue('webhooks'), recorded, data.requestId);
+    void relayEvents(ctx.queue('webhooks'), recorded, data.requestId, { models: ctx.db.models });
     stop();
     // A refusal can come before the check: let it land first, or the release could precede it.
     await slot.catch(() => undefined);

@@ -75,7 +75,7 @@ export async function runImportTaskJob(
     return { ran: false, reason: 'superseded' };
 
   const recorded: RecordedEvent[] = [];
-  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId);
+  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId, { models: ctx.db.models });
   const now = ctx.clock().getTime();
   if (!resuming) {
     if (now < Date.parse(task.windowStart)) return delay(Date.parse(task.windowStart));

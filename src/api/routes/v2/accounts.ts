@@ -368,7 +368,9 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
       );
       if (outcome.status === 'not_found') throw new ApiError('not_found');
       if (outcome.status === 'not_cancellable') throw new ApiError('import_process_not_cancellable');
-      await relayEvents(app.queues.queue('webhooks'), [outcome.recorded], request.id);
+      await relayEvents(app.queues.queue('webhooks'), [outcome.recorded], request.id, {
+        models: app.db.models,
+      });
       return statusOf(process);
     },
   );
