@@ -38,12 +38,12 @@ export default tseslint.config(
   // post-import, webhooks and the operator commands; then storage, domain, models, the job catalogue and the
   // infrastructure. An import that runs back up is an error.
   layer(
-    ['src/creation/**', 'src/post-import/**', 'src/webhooks/**', 'src/admin/**'],
+    ['src/creation/**', 'src/post-import/**', 'src/webhooks/**', 'src/admin/**', 'src/progress/**'],
     ['api', 'workers', 'cli'],
   ),
   layer(
     ['src/storage/**', 'src/domain/**', 'src/models/**', 'src/jobs/**', 'src/infra/**', 'src/schemas/**'],
-    ['api', 'workers', 'cli', 'client', 'creation', 'post-import', 'webhooks', 'admin'],
+    ['api', 'workers', 'cli', 'client', 'creation', 'post-import', 'webhooks', 'admin', 'progress'],
   ),
   {
     // Tests read JSON bodies freely; production code stays strict.

@@ -4,6 +4,8 @@ import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
 import { isDuplicateKey } from '../infra/mongo.js';
+import { progressCountersOf } from '../storage/progress-counters.js';
+import { rebuildProgress } from '../progress/cohort.js';
 import { DEFAULT_REGION, isRegionName, regionNames } from '../domain/region/names.js';
 
 /** An operator mistake (duplicate, unknown name, bad value): the CLI prints its message and exits non-zero. */
@@ -188,7 +190,19 @@ export class Operations {
       },
       { upsert: true },
     );
+    // Counted apart from the statuses (idempotent: marking it again changes nothing); without Redis, the
+    // progress rebuild counts it.
+    await progressCountersOf(this.models)?.skip(code, externalAccountNumber, new Date());
     return { import_supplier: code, external_account_number: externalAccountNumber, skipped: true };
+  }
+
+  /** Rebuilds a supplier's cohort progress counters from the records and says whether they had drifted. */
+  async rebuildProgress(code: string) {
+    const supplier = await this.models.ImportSupplier.findOne({ code }).lean();
+    if (!supplier) throw new OperatorError(`supplier "${code}" does not exist`);
+    const counters = progressCountersOf(this.models);
+    if (!counters) throw new OperatorError('the progress counters need Redis (REDIS_URL)');
+    return rebuildProgress(this.models, counters, code);
   }
 
   private parseStatus(value: string): SupplierStatus {

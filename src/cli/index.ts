@@ -9,18 +9,28 @@ import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from '../admin/demo.js';
 import { enabledVendors } from '../vendors/names.js';
 import { WebhookOperations } from '../admin/webhooks.js';
+import { producerConnection, type RedisClient } from '../infra/redis.js';
+import { attachProgressCounters } from '../storage/progress-counters.js';
 
 /**
  * `import-admin`: the operators' CLI. Prints one JSON document on stdout; on error a one-line message on
  * stderr and a non-zero exit code.
  */
 let db: Database | undefined;
+let redis: RedisClient | undefined;
 async function withOps<T>(fn: (ops: Operations, config: Config) => Promise<T>): Promise<void> {
   const config = loadConfig();
   db = await openDatabase(config);
   const result = await fn(new Operations(db.models, config.API_KEY_HASH_SECRET), config);
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }
+/** With the cohort progress counters connected (Redis), for the commands that change or rebuild them. */
+const withCounters = <T>(fn: (ops: Operations, config: Config) => Promise<T>) =>
+  withOps((ops, config) => {
+    redis = producerConnection(config, { enableOfflineQueue: true });
+    attachProgressCounters(db!.models, redis, config.QUEUE_PREFIX);
+    return fn(ops, config);
+  });
 const withWebhooks = <T>(fn: (hooks: WebhookOperations) => Promise<T>) =>
   withOps((ops, config) => fn(new WebhookOperations(db!.models, config)));
 
@@ -144,7 +154,17 @@ program
   .description('account import processes')
   .command('skip <code> <externalAccountNumber>')
   .description('mark an import process skipped: staging and creation refuse it')
-  .action((code: string, external: string) => withOps((ops) => ops.skipAccount(code, external)));
+  .action((code: string, external: string) => withCounters((ops) => ops.skipAccount(code, external)));
+
+program
+  .command('progress')
+  .description('cohort progress counters')
+  .command('rebuild <code>')
+  .description(
+    "rebuild a supplier's progress counters from its import processes and events; prints whether they had " +
+      'drifted (and where). Best run while the cohort is quiet',
+  )
+  .action((code: string) => withCounters((ops) => ops.rebuildProgress(code)));
 
 program
   .command('db')
@@ -180,5 +200,6 @@ try {
     process.exitCode = err instanceof OperatorError ? 1 : 3;
   }
 } finally {
+  redis?.disconnect();
   await db?.close();
 }

@@ -31,6 +31,8 @@ export function redisKeys(prefix: string) {
       counters: `${webhooks}:deliveries`,
       undelivered: `${webhooks}:undelivered`,
     },
+    /** A supplier's cohort progress counters (`storage/progress-counters.ts`): one tag per supplier. */
+    progress: (supplier: string) => `{${prefix}:progress:${supplier}}`,
     /** The pub/sub channel of early job results (a cluster forwards a publish to every node). */
     jobResults: `${prefix}:job-results`,
   };

@@ -1,6 +1,7 @@
 import type { Models } from '../models/index.js';
 import { LedgerJournal } from './ledger-journal.js';
 import { ProcessEventLog } from './process-events.js';
+import { progressCountersOf } from './progress-counters.js';
 
 /**
  * The storage seam: one repository per aggregate, built once per set of models (one database connection) so
@@ -15,7 +16,7 @@ export function storageFor(models: Models): Storage {
   if (!storage) {
     storage = {
       journal: new LedgerJournal(models.JournalEntry),
-      events: new ProcessEventLog(models.ImportEvent),
+      events: new ProcessEventLog(models.ImportEvent, () => progressCountersOf(models)),
     };
     byModels.set(models, storage);
   }

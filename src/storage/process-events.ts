@@ -17,6 +17,7 @@ import { formatUtcDatetime } from '../schemas/primitives.js';
 import type { Models } from '../models/index.js';
 import { postImportEventId, processEventId, type ImportEventDoc } from '../models/import-event.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { entryOf, type PendingChange, type ProgressCounters } from './progress-counters.js';
 import { retryTransient } from './transient.js';
 
 /**
@@ -66,7 +67,11 @@ const MAX_ATTEMPTS = 25;
 export class ProcessEventLog {
   private readonly heads = new LRUCache<string, ProcessState>({ max: 200_000 });
 
-  constructor(private readonly model: Models['ImportEvent']) {}
+  /** `progress`: the cohort counters the changes keep up to date (none: left to a rebuild). */
+  constructor(
+    private readonly model: Models['ImportEvent'],
+    private readonly progress: () => ProgressCounters | null = () => null,
+  ) {}
 
   /** The process's current state (`emptyState` when it has no history). */
   async state(key: string): Promise<ProcessState> {
@@ -122,17 +127,29 @@ export class ProcessEventLog {
       if (!event) return { result, recorded: null, state };
       const seq = state.seq + 1;
       const doc = this.processEventDocument(process, seq, event, now);
+      const pending = await this.intend(process, {
+        kind: 'event',
+        ext: process.externalAccountNumber,
+        seq,
+        writer: doc.writer,
+      });
       const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
       const after = () => foldEvent(state, seq, toEvent(seq, doc));
       if (outcome === 'inserted') {
         this.heads.set(process.key, after());
+        await this.count(process, after(), pending);
         return { result, recorded: doc, state: after() };
       }
       const there = await this.model.findById(doc._id, { writer: 1 }).lean<{ writer: string }>().exec();
       if (there?.writer === doc.writer) {
         this.heads.delete(process.key);
+        await this.count(process, after(), pending);
         return { result, recorded: doc, state: after() };
       }
+      if (pending)
+        await this.progress()
+          ?.forget(process.importSupplier, pending)
+          .catch(() => undefined);
     }
     throw new ProcessEventContention(process.key);
   }
@@ -212,13 +229,48 @@ export class ProcessEventLog {
       },
       now,
     );
+    const counted = input.type === 'data_import.import_process.post_import.completed-v1';
+    const pending = counted
+      ? await this.intend(process, {
+          kind: 'post',
+          id: doc._id,
+          resource: input.resource,
+          count: input.count,
+        })
+      : null;
     const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
+    if (pending) {
+      await this.progress()
+        ?.post(process.importSupplier, doc._id, input.resource, input.count, pending)
+        .catch(() => undefined);
+    }
     if (outcome === 'inserted') return doc;
     const there = await this.model
       .findById(doc._id, { eventId: 1, dispatched: 1 })
       .lean<RecordedEvent>()
       .exec();
     return there ?? doc;
+  }
+
+  /**
+   * Notes a change in the counters' pending set before it is written (a crash between the write and its
+   * count leaves it there for the repair). Best effort: with Redis unavailable the change is written all the
+   * same, and the counts wait for the next change of the process or a rebuild.
+   */
+  private async intend(process: ProcessIdentity, change: PendingChange): Promise<string | null> {
+    const progress = this.progress();
+    if (!progress) return null;
+    return progress.intend(process.importSupplier, change).catch(() => null);
+  }
+
+  /** Applies the process's state after a change to the counters (idempotent by the change's position). */
+  private async count(process: ProcessIdentity, state: ProcessState, pending: string | null): Promise<void> {
+    const progress = this.progress();
+    const entry = entryOf(state);
+    if (!progress || !entry) return;
+    await progress
+      .apply(process.importSupplier, process.externalAccountNumber, entry, pending ? { pending } : {})
+      .catch(() => undefined);
   }
 
   private processEventDocument(process: ProcessIdentity, seq: number, event: NewEvent, now: Date) {

@@ -10,6 +10,7 @@ import {
   workerConnection,
   type RedisClient,
 } from '../infra/redis.js';
+import { attachProgressCounters } from '../storage/progress-counters.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
@@ -35,6 +36,7 @@ export function startWorkers(
   const keys = redisKeys(config.QUEUE_PREFIX);
   const producer = producerConnection(config);
   logConnectionErrors(producer, log, 'worker-producer');
+  attachProgressCounters(db.models, producer, config.QUEUE_PREFIX);
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [
       name,

@@ -180,6 +180,8 @@ describe('every request example of the document, sent to the running service in 
     getAccountImportProcess: 200,
     cancelScheduledCreation: 200,
     listAccountImportEvents: 200,
+    getCohortProgress: 200,
+    listCohortAccounts: 200,
     getCatalogue: 200,
   };
 
@@ -192,6 +194,8 @@ describe('every request example of the document, sent to the running service in 
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, String(parameter.example));
       }
+      // The drill-down needs the status it opens.
+      if (id === 'listCohortAccounts') url += '?status=PROCESSED';
       let payload = requestExample(operation) as Record<string, unknown> | undefined;
       // The token mutation's example carries a placeholder key; this organisation's real one replaces it.
       if (id === 'obtainToken') payload = { ...payload, variables: { input: { APIKey: tenant.apiKey } } };

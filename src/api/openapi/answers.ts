@@ -229,6 +229,59 @@ export const answers: Record<string, Record<string, unknown>> = {
     400: error('import_process_not_cancellable', { errors: [] }),
     404: v2NotFound,
   },
+  getCohortProgress: {
+    200: {
+      import_supplier_code: 'DEMO',
+      status: 'Ongoing',
+      as_of: '2026-11-24T00:13:00Z',
+      accounts: {
+        total: 2,
+        PENDING: 0,
+        IN_PROGRESS: 0,
+        PROCESSED: 2,
+        ERRORED: 0,
+        CANCELLED: 0,
+        DRY_RUN_SUCCEEDED: 0,
+        DRY_RUN_ERRORED: 0,
+      },
+      skipped: 0,
+      processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
+      eta_seconds: 0,
+      failures: [],
+      post_import: {
+        notes: 2,
+        transactions: 3,
+        statements: 1,
+        billing_documents: 1,
+        payment_instructions: 1,
+      },
+    },
+    404: error('import_supplier_not_found'),
+  },
+  listCohortAccounts: {
+    200: {
+      results: [
+        {
+          external_account_number: 'ACC-2025-000123',
+          status: 'PROCESSED',
+          kraken_identifier: EXAMPLE_ACCOUNT_NUMBER,
+          latest_error: null,
+          error_paths: [],
+          modified_at: '2026-11-24T00:10:01Z',
+        },
+        {
+          external_account_number: 'ACC-2025-000124',
+          status: 'PROCESSED',
+          kraken_identifier: EXAMPLE_V2_ACCOUNT_NUMBER,
+          latest_error: null,
+          error_paths: [],
+          modified_at: '2026-11-24T00:10:03Z',
+        },
+      ],
+      next: null,
+    },
+    404: error('import_supplier_not_found'),
+  },
   listAccountImportEvents: {
     200: [
       { event: 'EVENT_ACCOUNT_IMPORT_PROCESS_CREATED', occurred_at: '2026-11-24T00:10:02Z', data: {} },

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { openDatabase, type Database } from '../../infra/mongo.js';
 import { producerConnection, type RedisClient } from '../../infra/redis.js';
 import { TokenService, type Clock } from '../../auth/tokens.js';
+import { attachProgressCounters } from '../../storage/progress-counters.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,6 +51,7 @@ export default fp<ServicesOptions>(
     const redis = producerConnection(config);
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
     app.decorate<RedisClient>('redis', redis);
+    attachProgressCounters(db.models, redis, config.QUEUE_PREFIX);
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
     await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {
