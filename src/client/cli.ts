@@ -330,41 +330,21 @@ function postImportErrors(body: unknown) {
 
 program
   .command('status')
-  .description('counts of an import supplier\u2019s accounts: pending, in progress, imported, errored')
+  .description(
+    'an import supplier\u2019s cohort progress: accounts by status, skipped, rate, ETA, failures, post-import counts',
+  )
   .requiredOption('--supplier <CODE>', 'import supplier code')
   .action(async (o: { supplier: string }) => {
-    const client = api();
-    const code = encodeURIComponent(o.supplier);
-    const list = async (kind: string) => {
-      const answer = await client.request('GET', `/v1/data-import/${kind}-account-import-processes/${code}/`);
-      if (answer.status !== 200)
-        throw new UsageError(`the server answered ${answer.status} for supplier ${o.supplier}`);
-      return answer.body as { external_account_number: string }[];
-    };
-    const [imported, pending] = await Promise.all([list('imported'), list('pending')]);
-    // Accounts not created yet: their v2 status tells waiting, running, failed (v1 or v2 alike).
-    const counts = { pending: 0, in_progress: 0, errored: 0, cancelled: 0, dry_run: 0 };
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < pending.length) {
-          const item = pending[next++]!;
-          const answer = await client.request(
-            'GET',
-            `/v2/data-import/accounts/${code}/${encodeURIComponent(item.external_account_number)}/`,
-          );
-          const status = (answer.body as { status?: string } | null)?.status;
-          if (status === 'IN_PROGRESS') counts.in_progress++;
-          else if (status === 'ERRORED') counts.errored++;
-          else if (status === 'CANCELLED') counts.cancelled++;
-          else if (status?.startsWith('DRY_RUN')) counts.dry_run++;
-          else counts.pending++;
-        }
-      }),
+    // One request whatever the cohort's size: the service keeps the counts (GET …/progress/).
+    const answer = await api().request(
+      'GET',
+      `/v2/data-import/import-suppliers/${encodeURIComponent(o.supplier)}/progress/`,
     );
-    process.stdout.write(
-      JSON.stringify({ import_supplier: o.supplier, imported: imported.length, ...counts }, null, 2) + '\n',
-    );
+    if (answer.status !== 200)
+      throw new UsageError(
+        `the server answered ${answer.status} for supplier ${o.supplier}: ${JSON.stringify(answer.body)}`,
+      );
+    process.stdout.write(JSON.stringify(answer.body, null, 2) + '\n');
   });
 
 try {

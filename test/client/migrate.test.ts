@@ -446,9 +446,12 @@ describe('usage', () => {
       ).toEqual(['created', 'failed']);
       const status = await runClient(['status', '--supplier', SUPPLIER], env);
       expect(status.code, status.stderr).toBe(0);
-      const counts = JSON.parse(status.stdout);
-      expect(counts.imported).toBe((await imported()).length);
-      expect(counts).toMatchObject({ import_supplier: SUPPLIER, in_progress: 0 });
+      // The cohort's progress, in one request: the counts the service keeps.
+      const progress = JSON.parse(status.stdout);
+      expect(progress).toMatchObject({ import_supplier_code: SUPPLIER, status: 'Ongoing' });
+      expect(progress.accounts.PROCESSED).toBe((await imported()).length);
+      expect(progress.accounts.IN_PROGRESS).toBe(0);
+      expect(progress.post_import.notes).toBe(1);
     },
   );
 });
