@@ -17,7 +17,7 @@ import { startTcpBalancer } from '../support/tcp-balancer.js';
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { runClient } from '../client/support.js';
-import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import { awaitDelivered, startReceiver, type Receiver } from '../webhooks/receiver.js';
 
 // Two "pods", each a web process, a worker process and a FerretDB sidecar, all sidecars on one PostgreSQL
 // database; a TCP load balancer in front of the web processes; the migration client pushes 300 accounts
@@ -153,18 +153,12 @@ it(
       importSupplier: SUPPLIER,
       event: 'PROCESSED',
     });
-    const published = await models.ImportEvent.find({ importSupplier: SUPPLIER, type: { $ne: null } })
-      .select({ eventId: 1 })
-      .lean();
-    const undelivered = () => published.filter((e) => !receiver.ids().has(e.eventId)).length;
-    await until(async () => undelivered() === 0, `all ${published.length} events delivered`, 300_000).catch(
-      () => false,
-    );
+    const { published, undelivered } = await awaitDelivered(models, SUPPLIER, receiver);
     console.info(
       `pod failures: web 1 SIGKILLed after ${atWebKill} accounts, pod 2's sidecar after ${atSidecarKill} (restarted); ` +
         `client lines ${lines.length} ${JSON.stringify(outcomes)}, requests ${lines.reduce((n, l) => n + l.attempts, 0)}; ` +
         `accounts ${accounts}, duplicates ${accounts - numbers.length}, lost ${ACCOUNTS - imported}, ` +
-        `PROCESSED events ${processed}; events delivered ${published.length - undelivered()}/${published.length}`,
+        `PROCESSED events ${processed}; events delivered ${published - undelivered()}/${published}`,
     );
     expect(client.code, client.stderr).toBe(0);
     expect(lines).toHaveLength(ACCOUNTS);

@@ -10,7 +10,7 @@ import { freePort, startRedisCluster, waitForPort, type LocalCluster } from '../
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { runClient, type ClientRun } from '../client/support.js';
-import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import { awaitDelivered, startReceiver, type Receiver } from '../webhooks/receiver.js';
 
 // A master of the Redis Cluster SIGKILLed under load: the one holding the creation queue's hash slot (its jobs,
 // the creation slots and attempts). Two web and two worker processes (the service's own entry points), two
@@ -238,20 +238,14 @@ it(
     );
 
     // Every published event of these accounts reaches the receiver (the outbox covers what Redis lost).
-    const published = await models.ImportEvent.find({ importSupplier: SUPPLIER, type: { $ne: null } })
-      .select({ eventId: 1 })
-      .lean();
-    const undelivered = () => published.filter((e) => !receiver.ids().has(e.eventId)).length;
-    await until(async () => undelivered() === 0, `all ${published.length} events delivered`, 300_000).catch(
-      () => false,
-    );
+    const { published, undelivered } = await awaitDelivered(models, SUPPLIER, receiver);
     console.info(
       `redis failover: replication to :${replica.port} cut after ${createdAtCut} accounts; the old master :${victim.port} ` +
         `(slot ${slot}) went on alone for ${createdOnOldMasterAlone} more (${lostBytes} bytes of writes never replicated), ` +
         `then was SIGKILLed; :${promoted.port} promoted after ${failoverMs} ms. Client lines ${lines.length} ` +
         `${JSON.stringify(outcomes)}; accounts created by a later attempt than their first ${laterAttempt}; ` +
         `accounts ${accounts}, duplicates ${duplicates}, lost ${ACCOUNTS - imported}, PROCESSED events ${processed}; ` +
-        `events delivered ${published.length - undelivered()}/${published.length}; ` +
+        `events delivered ${published - undelivered()}/${published}; ` +
         `completions heard by the test API's QueueEvents after the failover ${completedAfterFailover}`,
     );
     expect(

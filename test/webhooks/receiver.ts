@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Models } from '../../src/models/index.js';
+import { until } from '../creation/support.js';
 
 export type Received = {
   id: string;
@@ -54,3 +56,19 @@ export async function startReceiver(answer: (seenBefore: number, id: string) => 
   };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/**
+ * Waits (up to 5 minutes, without failing) until every published event of the supplier's accounts reached the
+ * receiver; returns how many were published and a count of those still missing, for the test to report and
+ * assert.
+ */
+export async function awaitDelivered(models: Models, supplier: string, receiver: Receiver) {
+  const published = await models.ImportEvent.find({ importSupplier: supplier, type: { $ne: null } })
+    .select({ eventId: 1 })
+    .lean();
+  const undelivered = () => published.filter((e) => !receiver.ids().has(e.eventId)).length;
+  await until(async () => undelivered() === 0, `all ${published.length} events delivered`, 300_000).catch(
+    () => false,
+  );
+  return { published: published.length, undelivered };
+}
