@@ -9,6 +9,7 @@ import metricsPlugin from './plugins/metrics.js';
 import dashboardPlugin from './plugins/dashboard.js';
 import queuesPlugin from './plugins/queues.js';
 import servicesPlugin from './plugins/services.js';
+import cohortsRoutes from './routes/cohorts.js';
 import healthRoutes from './routes/health.js';
 import { registerDocumentedApi } from './routes/index.js';
 
@@ -37,6 +38,8 @@ export default fp<AppOptions>(
     await app.register(dashboardPlugin);
     // Health checks are not part of the documented API (nor behind authentication).
     await app.register(healthRoutes);
+    // The cohort page: static, signs in on its own (not part of the documented API).
+    await app.register(cohortsRoutes);
     await registerDocumentedApi(app);
   },
   { name: 'app' },

@@ -139,6 +139,29 @@ function failuresOf(counts: Record<string, number>) {
     }));
 }
 
+/**
+ * Every supplier of an organisation with its progress summary (counts, rates, ETA; not the failures nor the
+ * post-import items): the page's overview. A constant number of reads per supplier.
+ */
+export async function readSummaries(
+  models: Models,
+  counters: ProgressCounters,
+  suppliers: { code: string; status: string }[],
+  now: Date,
+) {
+  return Promise.all(
+    suppliers.map(async (supplier) => {
+      const body = await readProgress(models, counters, supplier, now);
+      const { failures, post_import, ...summary } = body;
+      void failures;
+      void post_import;
+      return summary;
+    }),
+  );
+}
+
+export const TIMELINE_MAX_MINUTES = 60;
+
 /** Per minute over the last `span` minutes, oldest first: processed and errored (the page's chart). */
 export async function readTimeline(counters: ProgressCounters, supplier: string, now: Date, span = 60) {
   const nowMinute = Math.floor(now.getTime() / 60_000);

@@ -20,6 +20,14 @@ export async function findSupplierRow(models: Models, code: string, organisation
   return models.ImportSupplier.findOne({ code, organisationId }).lean();
 }
 
+/** Every supplier of the organisation (code and status), by code. */
+export async function listSupplierRows(models: Models, organisationId: Types.ObjectId | string) {
+  return models.ImportSupplier.find({ organisationId })
+    .select({ code: 1, status: 1 })
+    .sort({ code: 1 })
+    .lean();
+}
+
 /** Whether an operations team has this id (a malformed id is no team). */
 export async function operationsTeamExists(models: Models, id: string): Promise<boolean> {
   if (!Types.ObjectId.isValid(id)) return false;

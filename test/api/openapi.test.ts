@@ -180,6 +180,8 @@ describe('every request example of the document, sent to the running service in 
     getAccountImportProcess: 200,
     cancelScheduledCreation: 200,
     listAccountImportEvents: 200,
+    listImportSuppliers: 200,
+    getCohortProgressPerMinute: 200,
     getCohortProgress: 200,
     listCohortAccounts: 200,
     getCatalogue: 200,

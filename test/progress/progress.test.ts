@@ -260,3 +260,61 @@ describe('cohort progress', () => {
     expect(unknown.json().code).toBe('import_supplier_not_found');
   });
 });
+
+describe('the page’s endpoints', () => {
+  it('lists the caller’s suppliers with their progress summary, and only theirs', async () => {
+    await createTenant(t, 'Third Org', 'THIRD_SUPPLIER');
+    await t.ops.createSupplier('ACME_SECOND', 'Acme Energía', { documentRoot: 'migrations/acme_second' });
+    const res = await t.app.inject({ method: 'GET', url: '/v2/data-import/import-suppliers/', headers });
+    expect(res.statusCode).toBe(200);
+    const { results } = res.json() as { results: { import_supplier_code: string; accounts: object }[] };
+    expect(results.map((r) => r.import_supplier_code)).toEqual([SUPPLIER, 'ACME_SECOND']);
+    const body = (await progress()).json();
+    expect(results[0]).toEqual({
+      import_supplier_code: SUPPLIER,
+      status: 'Ongoing',
+      as_of: expect.any(String),
+      accounts: body.accounts,
+      skipped: body.skipped,
+      processed_per_minute: expect.any(Object),
+      eta_seconds: body.eta_seconds === null ? null : expect.any(Number),
+    });
+    expect(results[1]!.accounts).toMatchObject({ total: 0, PENDING: 0 });
+  });
+
+  it('answers processed and errored per minute over the last hour', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `${base}/progress/minutes/`, headers });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as {
+      import_supplier_code: string;
+      minutes: { minute: string; processed: number; errored: number }[];
+    };
+    expect(body.import_supplier_code).toBe(SUPPLIER);
+    expect(body.minutes).toHaveLength(60);
+    const times = body.minutes.map((m) => Date.parse(m.minute));
+    expect(times.slice(1).every((time, i) => time - times[i]! === 60_000)).toBe(true);
+    // Everything this file did happened within the hour: the four created accounts, the one validation failure.
+    expect(body.minutes.reduce((n, m) => n + m.processed, 0)).toBe(4);
+    expect(body.minutes.reduce((n, m) => n + m.errored, 0)).toBe(1);
+    const two = await t.app.inject({ method: 'GET', url: `${base}/progress/minutes/?minutes=2`, headers });
+    expect(two.json().minutes).toEqual(body.minutes.slice(-2));
+
+    for (const bad of ['0', '61', 'x']) {
+      const refused = await t.app.inject({
+        method: 'GET',
+        url: `${base}/progress/minutes/?minutes=${bad}`,
+        headers,
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().errors).toEqual([expect.objectContaining({ attr: 'minutes' })]);
+    }
+    const other = await createTenant(t, 'Fourth Org');
+    const hidden = await t.app.inject({
+      method: 'GET',
+      url: `${base}/progress/minutes/`,
+      headers: other.headers,
+    });
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.json().code).toBe('import_supplier_not_found');
+  });
+});

@@ -258,6 +258,44 @@ export const answers: Record<string, Record<string, unknown>> = {
     },
     404: error('import_supplier_not_found'),
   },
+  listImportSuppliers: {
+    200: {
+      results: [
+        {
+          import_supplier_code: 'DEMO',
+          status: 'Ongoing',
+          as_of: '2026-11-24T00:13:00Z',
+          accounts: {
+            total: 2,
+            PENDING: 0,
+            IN_PROGRESS: 0,
+            PROCESSED: 2,
+            ERRORED: 0,
+            CANCELLED: 0,
+            DRY_RUN_SUCCEEDED: 0,
+            DRY_RUN_ERRORED: 0,
+          },
+          skipped: 0,
+          processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
+          eta_seconds: 0,
+        },
+      ],
+    },
+  },
+  getCohortProgressPerMinute: {
+    200: {
+      import_supplier_code: 'DEMO',
+      as_of: '2026-11-24T00:13:00Z',
+      minutes: [
+        { minute: '2026-11-24T00:12:00Z', processed: 0, errored: 0 },
+        { minute: '2026-11-24T00:13:00Z', processed: 2, errored: 0 },
+      ],
+    },
+    400: fieldError('request_failed_validation', [
+      { detail: 'Too big: expected number to be <=60', code: 'invalid', attr: 'minutes' },
+    ]),
+    404: error('import_supplier_not_found'),
+  },
   listCohortAccounts: {
     200: {
       results: [

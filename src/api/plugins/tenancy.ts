@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import type { HydratedDocument } from 'mongoose';
 import type { ImportSupplier } from '../../models/import-supplier.js';
-import { findSupplierDocument } from '../../storage/suppliers.js';
+import { findSupplierDocument, listSupplierRows } from '../../storage/suppliers.js';
 import { ApiError } from '../errors.js';
 
 export type SupplierDoc = HydratedDocument<ImportSupplier>;
@@ -14,6 +14,8 @@ export type Tenant = {
   getSupplier(code: unknown): Promise<SupplierDoc>;
   /** Same, and the supplier must be `Ongoing` (400 `import_supplier_migration_not_ongoing` otherwise). */
   getOngoingSupplier(code: unknown): Promise<SupplierDoc>;
+  /** Every supplier of the caller's organisation (code and status), by code; never cached. */
+  listSuppliers(): Promise<{ code: string; status: string }[]>;
 };
 
 declare module 'fastify' {
@@ -60,6 +62,10 @@ export default fp(
               });
             }
             return supplier;
+          },
+          async listSuppliers() {
+            const rows = await listSupplierRows(app.db.models, principal.organisationId);
+            return rows.map((r) => ({ code: r.code, status: String(r.status) }));
           },
         } satisfies Tenant;
       },

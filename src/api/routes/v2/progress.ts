@@ -8,9 +8,12 @@ import {
   listAccounts,
   postImportResources,
   readProgress,
+  readSummaries,
+  readTimeline,
+  TIMELINE_MAX_MINUTES,
   type DrillStatus,
 } from '../../../progress/cohort.js';
-import { pathIdentifier } from '../../../schemas/primitives.js';
+import { formatUtcDatetime, pathIdentifier } from '../../../schemas/primitives.js';
 import { progressCountersOf, type ProgressCounters } from '../../../storage/progress-counters.js';
 import { ApiError } from '../../errors.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
@@ -20,6 +23,10 @@ const accountsQuery = z.object({
   status: z.string().optional(),
   code: z.string().max(128).optional(),
   cursor: z.string().max(512).optional(),
+});
+
+const minutesQuery = z.object({
+  minutes: z.coerce.number().int().min(1).max(TIMELINE_MAX_MINUTES).optional(),
 });
 
 const errorOfProcess = z.object({ code: z.string(), detail: z.string(), domain: z.string() });
@@ -52,6 +59,39 @@ export const progressBody = z.object({
       'ERRORED and DRY_RUN_ERRORED accounts by latest_error.code, largest first (20 codes, 5 paths).',
     ),
   post_import: z.object(Object.fromEntries(postImportResources.map((r) => [r, z.number().int()]))),
+});
+const suppliersBody = z.object({
+  results: z
+    .array(
+      progressBody
+        .pick({
+          import_supplier_code: true,
+          status: true,
+          as_of: true,
+          accounts: true,
+          skipped: true,
+          processed_per_minute: true,
+          eta_seconds: true,
+        })
+        .describe('One supplier’s progress summary (the progress body without failures and post_import).'),
+    )
+    .describe('Every supplier of the caller’s organisation, by code.'),
+});
+const minutesBody = z.object({
+  import_supplier_code: z.string(),
+  as_of: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
+  minutes: z
+    .array(
+      z.object({
+        minute: z.string().describe('The minute’s start, YYYY-MM-DDTHH:MM:SSZ.'),
+        processed: z.number().int().describe('Accounts that reached PROCESSED in that minute.'),
+        errored: z
+          .number()
+          .int()
+          .describe('Accounts that reached ERRORED or DRY_RUN_ERRORED in that minute.'),
+      }),
+    )
+    .describe('One entry per minute, oldest first; the last is the current minute so far.'),
 });
 const accountsBody = z.object({
   results: z.array(
@@ -88,6 +128,60 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     if (err instanceof ApiError) throw err;
     throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
   };
+
+  app.get(
+    '/import-suppliers/',
+    {
+      schema: {
+        tags: ['v2'],
+        operationId: 'listImportSuppliers',
+        summary: 'Every supplier of the caller’s organisation with its progress summary',
+        description:
+          'The counts by status, rate and ETA of each supplier (as in its progress body), by code: the same ' +
+          'cost per supplier whatever its cohort’s size.',
+        response: {
+          200: suppliersBody.describe('The suppliers.'),
+          ...errorResponses([...commonErrors]),
+        },
+      },
+    },
+    async (request) => {
+      const suppliers = await request.tenant.listSuppliers();
+      const results = await readSummaries(models, counters(), suppliers, app.clock()).catch(unavailable);
+      return { results };
+    },
+  );
+
+  app.get(
+    '/import-suppliers/:import_supplier_code/progress/minutes/',
+    {
+      schema: {
+        tags: ['v2'],
+        operationId: 'getCohortProgressPerMinute',
+        summary: 'Accounts processed and errored per minute over the last hour (or `minutes`)',
+        description:
+          '`minutes`: how many minutes back, 1 to 60 (default 60), the current one included. Read from the ' +
+          'same counters as the progress body.',
+        params: supplierParams,
+        querystring: minutesQuery,
+        response: {
+          200: minutesBody.describe('The minutes.'),
+          ...errorResponses([400, 404, ...commonErrors], notFound),
+        },
+      },
+    },
+    async (request) => {
+      const supplier = await supplierOf(request, request.params.import_supplier_code);
+      const now = app.clock();
+      const minutes = await readTimeline(
+        counters(),
+        supplier.code,
+        now,
+        request.query.minutes ?? TIMELINE_MAX_MINUTES,
+      ).catch(unavailable);
+      return { import_supplier_code: supplier.code, as_of: formatUtcDatetime(now), minutes };
+    },
+  );
 
   app.get(
     '/import-suppliers/:import_supplier_code/progress/',
