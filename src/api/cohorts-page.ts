@@ -52,6 +52,7 @@ export const cohortsHtml = `<!doctype html>
       <div class="chart-box">
         <h3>Per minute, last hour</h3>
         <div class="canvas-box"><canvas id="per-minute" role="img" aria-label="Accounts processed and errored per minute over the last hour"></canvas></div>
+        <p id="chart-summary" class="muted"></p>
       </div>
       <div class="failures-box">
         <h3>Failures</h3>
@@ -151,6 +152,14 @@ export const cohortsJs = String.raw`(function () {
   function color(status) { return 'var(--' + status + ')'; }
   function getToken() { try { return sessionStorage.getItem(TOKEN_KEY); } catch (e) { return null; } }
   function setToken(t) { try { if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* private mode */ } }
+  /** When the token expires (its payload's exp), as a local time; '' when unreadable. */
+  function expiry() {
+    try {
+      var part = getToken().split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+      var exp = JSON.parse(atob(part)).exp;
+      return new Date(exp * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    } catch (e) { return ''; }
+  }
   function problem(text) { $('problem').textContent = text || ''; }
 
   /** Replaces a container's children, keeping the keyboard focus on the element with the same data-key. */
@@ -293,6 +302,8 @@ export const cohortsJs = String.raw`(function () {
   }
 
   function renderChart(body) {
+    var sum = function (key) { return body.minutes.reduce(function (n, m) { return n + m[key]; }, 0); };
+    $('chart-summary').textContent = 'Last hour: ' + sum('processed') + ' processed, ' + sum('errored') + ' errored.';
     if (typeof Chart === 'undefined') return;
     var labels = body.minutes.map(function (m) {
       return new Date(m.minute).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
@@ -331,7 +342,9 @@ export const cohortsJs = String.raw`(function () {
       } else {
         $('supplier-view').hidden = true;
       }
-      $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString() + ' (every ' + REFRESH_MS / 1000 + ' s)';
+      var until = expiry();
+      $('updated').textContent = 'Updated ' + new Date().toLocaleTimeString() + ' (every ' + REFRESH_MS / 1000 + ' s)' +
+        (until ? '; signed in until ' + until : '');
       problem('');
     } catch (e) {
       if (!getToken()) return;

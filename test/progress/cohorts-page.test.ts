@@ -119,6 +119,15 @@ describe('the cohort page', () => {
           return (await page.evaluate('document.activeElement?.id')) === 'api-key';
         }, 'the API key field focused by Tab');
         expect(await page.$eval('label[for="api-key"]', (l) => l.textContent)).toBe('Organisation API key');
+        // A wrong key first: the page says so and stays on the sign-in.
+        await page.keyboard.type('not-a-key');
+        await page.keyboard.press('Enter');
+        await waitFor(
+          async () => (await page.$eval('#problem', (p) => p.textContent)) === 'Invalid API key.',
+          'the refusal of a wrong key',
+        );
+        expect(await page.evaluate('document.activeElement?.id')).toBe('api-key');
+        await page.$eval('#api-key', (input) => ((input as unknown as { value: string }).value = ''));
         await page.keyboard.type(apiKey);
         await page.keyboard.press('Enter');
 
@@ -192,6 +201,10 @@ describe('the cohort page', () => {
             })()`),
           'the per-minute chart',
         );
+        expect(await page.$eval('#chart-summary', (p) => p.textContent)).toBe(
+          'Last hour: 5 processed, 1 errored.',
+        );
+        expect(await page.$eval('#updated', (p) => p.textContent)).toMatch(/signed in until \d/);
         await page.screenshot({ path: join(out, 'supplier.png'), fullPage: true });
 
         // The failure's accounts (drill-down), then their CSV.
@@ -228,6 +241,41 @@ describe('the cohort page', () => {
           'COH-4',
           'COH-5',
         ]);
+
+        // More than a page: the other supplier's 105 staged accounts, "Load more" (from the keyboard), and a CSV
+        // of every page.
+        const many = Array.from({ length: 105 }, (_, i) => `GAS-${String(i).padStart(3, '0')}`);
+        for (let i = 0; i < many.length; i += 15) {
+          const batch = many.slice(i, i + 15).map((e) =>
+            post('/v1/data-import/account-import-process/create-or-update/', {
+              ...accountPayload(e),
+              import_supplier: OTHER_SUPPLIER,
+            }),
+          );
+          for (const res of await Promise.all(batch)) expect(res.status).toBe(201);
+        }
+        await waitFor(
+          async () => (await rows(page, '#suppliers'))[1]![2] === '105',
+          'the other supplier’s 105 accounts in the list',
+        );
+        await page.click(`button[data-key="supplier:${OTHER_SUPPLIER}"]`);
+        await waitFor(async () => (await counts(page)).PENDING === 105, 'the other supplier’s counts');
+        expect(await page.$eval('#accounts-view', (v) => (v as unknown as { hidden: boolean }).hidden)).toBe(
+          true,
+        );
+        await page.click('button[data-key="count:PENDING"]');
+        await waitFor(async () => (await rows(page, '#accounts')).length === 100, 'the first page of 100');
+        await page.focus('#more');
+        await page.keyboard.press('Enter');
+        await waitFor(async () => (await rows(page, '#accounts')).length === 105, 'the second page');
+        expect(await page.$eval('#more', (b) => (b as unknown as { hidden: boolean }).hidden)).toBe(true);
+        expect((await rows(page, '#accounts')).map((r) => r[0]).sort()).toEqual(many);
+        await page.click('#download');
+        const all = join(downloads, `${OTHER_SUPPLIER}-PENDING.csv`);
+        await waitFor(async () => existsSync(all) && readFileSync(all, 'utf8').length > 0, 'the second CSV');
+        const lines = readFileSync(all, 'utf8').trimEnd().split('\r\n');
+        expect(lines[0]).toBe('external_account_number,status,code,paths');
+        expect(lines.slice(1).sort()).toEqual(many.map((e) => `${e},PENDING,,`));
 
         // Only the service was asked; the key never went into a URL.
         const origin = new URL(service.baseUrl).origin;
