@@ -28,8 +28,15 @@ type Operation = {
   pointer: string;
 };
 
-/** Routes the document leaves out on purpose (operations, docs, dashboard). */
-const UNDOCUMENTED = [/^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/docs(\/|$)/, /^\/admin\//];
+/** Not API operations: health, metrics, the docs, the operators' dashboard and the cohort page's files. */
+const UNDOCUMENTED = [
+  /^\/healthz$/,
+  /^\/readyz$/,
+  /^\/metrics$/,
+  /^\/docs(\/|$)/,
+  /^\/admin\//,
+  /^\/cohorts(\/|$)/,
+];
 /** Documented once with its trailing slash, like every path (the router ignores it); GraphiQL is not an API. */
 const aliases = (path: string) => (path === '/v1/graphql' ? '/v1/graphql/' : path);
 
