@@ -23,7 +23,7 @@ export const cohortsHtml = `<!doctype html>
 <a class="skip" href="#main">Skip to the content</a>
 <header>
   <h1>Cohort progress</h1>
-  <p id="updated" class="muted" role="status" aria-live="polite"></p>
+  <p id="updated" class="muted"></p>
   <button id="sign-out" type="button" hidden>Sign out</button>
 </header>
 <main id="main" tabindex="-1">
@@ -122,6 +122,8 @@ tr.selected { background: #f3f8ff; }
 .detail { display: grid; grid-template-columns: minmax(0, 1.2fr) minmax(0, 1fr); gap: 1.5rem; }
 .canvas-box { position: relative; height: 240px; }
 .actions { display: flex; gap: .5rem; margin-bottom: .5rem; }
+td.buttons { white-space: nowrap; }
+td.buttons button + button { margin-left: .5rem; }
 #more { margin-top: .5rem; }
 @media (max-width: 1000px) { .detail { grid-template-columns: 1fr; } }
 `;
@@ -245,7 +247,7 @@ export const cohortsJs = String.raw`(function () {
     var rows = results.map(function (r) {
       var code = r.import_supplier_code;
       var open = el('button', { type: 'button', className: 'link', text: code, 'data-key': 'supplier:' + code,
-        'aria-label': 'Open ' + code, 'aria-pressed': String(state.selected === code) });
+        'aria-label': 'Open ' + code, 'aria-current': state.selected === code ? 'true' : 'false' });
       open.addEventListener('click', function () { select(code); });
       return el('tr', { className: state.selected === code ? 'selected' : '', 'data-supplier': code }, [
         el('th', { scope: 'row' }, [open]),
@@ -282,17 +284,23 @@ export const cohortsJs = String.raw`(function () {
       items.unshift(el('li', { className: 'total', text: 'Total ' + p.accounts.total }));
       replaceKeepingFocus($('counts'), items);
     }
-    if (changed('failures', p.failures)) {
+    // A code groups ERRORED and DRY_RUN_ERRORED accounts: each status that has some gets its button.
+    var failing = ['ERRORED', 'DRY_RUN_ERRORED'].filter(function (s) { return p.accounts[s] > 0; });
+    if (changed('failures', [p.failures, failing])) {
       var rows = p.failures.map(function (f) {
-        var status = 'ERRORED';
-        var b = el('button', { type: 'button', text: 'Show accounts', 'data-key': 'failure:' + f.code,
-          'aria-label': 'Show the accounts failing with ' + f.code });
-        b.addEventListener('click', function () { openAccounts(status, f.code); });
+        var buttons = failing.map(function (status) {
+          var dry = status === 'DRY_RUN_ERRORED';
+          var b = el('button', { type: 'button', text: dry ? 'Dry runs' : 'Show accounts',
+            'data-key': 'failure:' + status + ':' + f.code,
+            'aria-label': 'Show the ' + (dry ? 'dry runs' : 'accounts') + ' failing with ' + f.code });
+          b.addEventListener('click', function () { openAccounts(status, f.code); });
+          return b;
+        });
         return el('tr', { 'data-code': f.code }, [
           el('th', { scope: 'row', text: f.code }),
           el('td', { className: 'num', text: String(f.count) }),
           el('td', { text: f.attrs.map(function (a) { return a.attr + ' (' + a.count + ')'; }).join(', ') || '—' }),
-          el('td', {}, [b])
+          el('td', { className: 'buttons' }, buttons)
         ]);
       });
       replaceKeepingFocus($('failures').tBodies[0], rows);

@@ -208,7 +208,7 @@ describe('the cohort page', () => {
         await page.screenshot({ path: join(out, 'supplier.png'), fullPage: true });
 
         // The failure's accounts (drill-down), then their CSV.
-        await page.click('button[data-key="failure:account_failed_validation"]');
+        await page.click('button[data-key="failure:ERRORED:account_failed_validation"]');
         await waitFor(async () => (await rows(page, '#accounts')).length === 1, 'the failed accounts');
         const [account] = await rows(page, '#accounts');
         expect(account!.slice(0, 5)).toEqual([
