@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import puppeteer from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
 import { ReportWriter } from '../../src/client/report.js';
 import { ResumeState } from '../../src/client/state.js';
+import { launchChromium } from '../support/browser.js';
 
 // The HTML report rendered by a real headless Chromium (Debian's, driven by puppeteer-core): no console
 // errors, no request leaves the page, the counts and every run of the migration are on screen. The screenshot
@@ -81,20 +81,7 @@ describe('report.html', () => {
       ).toMatchObject({ run: 1, lines: 40, interrupted: true });
 
       const profile = mkdtempSync(join(tmpdir(), 'chromium-'));
-      const browser = await puppeteer.launch({
-        executablePath: '/usr/bin/chromium',
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--user-data-dir=${profile}`,
-        ],
-      });
+      const browser = await launchChromium(profile);
       try {
         const page = await browser.newPage();
         const problems: string[] = [];

@@ -1,13 +1,14 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import puppeteer, { type Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processKey } from '../../src/models/account-import-process.js';
 import { stagedPayloadModel } from '../../src/models/staged-payload.js';
 import { startService } from '../client/support.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
+import { launchChromium } from '../support/browser.js';
 
 // The cohort page (GET /cohorts/) in Debian's Chromium, against the real service (a web and a worker process):
 // sign in with the API key (from the keyboard), watch the counts move while a cohort is created through the API,
@@ -82,21 +83,7 @@ describe('the cohort page', () => {
       mkdirSync(out, { recursive: true });
       const downloads = mkdtempSync(join(tmpdir(), 'cohorts-download-'));
       const profile = mkdtempSync(join(tmpdir(), 'chromium-'));
-      const browser = await puppeteer.launch({
-        executablePath: '/usr/bin/chromium',
-        headless: true,
-        defaultViewport: { width: 1366, height: 768 },
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--user-data-dir=${profile}`,
-        ],
-      });
+      const browser = await launchChromium(profile, { width: 1366, height: 768 });
       try {
         const session = await browser.target().createCDPSession();
         await session.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });

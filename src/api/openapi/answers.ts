@@ -10,6 +10,26 @@ import { EXAMPLE_V2_ACCOUNT, examples } from './examples.js';
 // test finds each in the guide, whose examples another test runs against the service). Error answers not
 // listed here keep the generic example of their status (errorResponses in ../schemas.ts).
 
+/** The demo supplier's progress as the guide's story leaves it (the supplier list shows it without failures). */
+const demoProgressSummary = {
+  import_supplier_code: 'DEMO',
+  status: 'Ongoing',
+  as_of: '2026-11-24T00:13:00Z',
+  accounts: {
+    total: 2,
+    PENDING: 0,
+    IN_PROGRESS: 0,
+    PROCESSED: 2,
+    ERRORED: 0,
+    CANCELLED: 0,
+    DRY_RUN_SUCCEEDED: 0,
+    DRY_RUN_ERRORED: 0,
+  },
+  skipped: 0,
+  processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
+  eta_seconds: 0,
+};
+
 /** The number the v1 create answers in the examples (each run gives another). */
 export const EXAMPLE_ACCOUNT_NUMBER = 'A-F0F1DEBA';
 /** The number of the account the v2 examples schedule. */
@@ -231,22 +251,7 @@ export const answers: Record<string, Record<string, unknown>> = {
   },
   getCohortProgress: {
     200: {
-      import_supplier_code: 'DEMO',
-      status: 'Ongoing',
-      as_of: '2026-11-24T00:13:00Z',
-      accounts: {
-        total: 2,
-        PENDING: 0,
-        IN_PROGRESS: 0,
-        PROCESSED: 2,
-        ERRORED: 0,
-        CANCELLED: 0,
-        DRY_RUN_SUCCEEDED: 0,
-        DRY_RUN_ERRORED: 0,
-      },
-      skipped: 0,
-      processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
-      eta_seconds: 0,
+      ...demoProgressSummary,
       failures: [],
       post_import: {
         notes: 2,
@@ -260,26 +265,7 @@ export const answers: Record<string, Record<string, unknown>> = {
   },
   listImportSuppliers: {
     200: {
-      results: [
-        {
-          import_supplier_code: 'DEMO',
-          status: 'Ongoing',
-          as_of: '2026-11-24T00:13:00Z',
-          accounts: {
-            total: 2,
-            PENDING: 0,
-            IN_PROGRESS: 0,
-            PROCESSED: 2,
-            ERRORED: 0,
-            CANCELLED: 0,
-            DRY_RUN_SUCCEEDED: 0,
-            DRY_RUN_ERRORED: 0,
-          },
-          skipped: 0,
-          processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
-          eta_seconds: 0,
-        },
-      ],
+      results: [demoProgressSummary],
     },
   },
   getCohortProgressPerMinute: {
