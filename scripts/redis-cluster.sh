@@ -41,9 +41,16 @@ case "$action" in
     done
     for p in "${ports[@]}"; do
       for _ in $(seq 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+      if ! redis-cli -p "$p" ping >/dev/null 2>&1; then
+        echo "[redis-cluster] the node on $p did not start: $(tail -n 1 "$dir/redis-$p.log" 2>/dev/null)" >&2
+        exit 1
+      fi
     done
     addrs=(); for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done
-    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1
+    if ! redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1; then
+      echo "[redis-cluster] creating the cluster on $base failed: $(tail -n 2 "$dir/create.log")" >&2
+      exit 1
+    fi
     # Ready once the slots are covered and every replica follows its master (a failover needs them).
     for _ in $(seq 300); do
       if redis-cli -p "$base" cluster info 2>/dev/null | grep -q 'cluster_state:ok' &&

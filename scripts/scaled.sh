@@ -220,7 +220,7 @@ up() {
     log "using the Redis Cluster on $REDIS_BASE"
   else
     log "starting a Redis Cluster on $REDIS_BASE-$((REDIS_BASE + 5))"
-    bash scripts/redis-cluster.sh start "$REDIS_BASE" >/dev/null
+    bash scripts/redis-cluster.sh start "$REDIS_BASE" >/dev/null || fail "the Redis Cluster on $REDIS_BASE did not start (above)"
     echo "$REDIS_BASE" >"$DIR/redis-cluster.started"
   fi
   local seeds

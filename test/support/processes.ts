@@ -156,12 +156,20 @@ export async function portsFree(ports: number[]): Promise<boolean> {
 }
 
 /**
+ * Where runs of ports are chosen: 10,000–22,700, so that they and their Redis Cluster bus ports (10,000 above)
+ * stay below Linux's ephemeral range (32,768 and up). A port in that range can be taken by any outgoing
+ * connection between the check and the bind, which a busy test run makes likely (a cluster node then fails to
+ * start: "bind: Address already in use" on its bus port).
+ */
+const runCandidate = () => 10_000 + Math.floor(Math.random() * 12_700);
+
+/**
  * The first of `count` free ports in a row, below the ephemeral range; with `bus`, the ports 10,000 above them
  * are free too (a Redis Cluster node's bus port).
  */
 export async function freePortRun(count: number, options: { bus?: boolean } = {}): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const candidate = runCandidate();
     const ports = Array.from({ length: count }, (_, i) => candidate + i);
     if (await portsFree(options.bus ? [...ports, ...ports.map((p) => p + 10_000)] : ports)) return candidate;
   }
@@ -183,7 +191,7 @@ export async function startRedisCluster(options: { basePort?: number } = {}): Pr
   if (base && !(await portsFree(clusterPorts(base))))
     throw new Error(`ports ${base}–${base + 5} (or their bus ports) are taken: choose another base port`);
   for (let attempt = 0; attempt < 50 && !base; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 30_000);
+    const candidate = runCandidate();
     if (await portsFree(clusterPorts(candidate))) base = candidate;
   }
   if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
