@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ReportWriter } from '../../src/client/report.js';
 import { ResumeState } from '../../src/client/state.js';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchPage } from '../support/browser.js';
 
 // The HTML report rendered by a real headless Chromium (Debian's, driven by puppeteer-core): no console
 // errors, no request leaves the page, the counts and every run of the migration are on screen. The screenshot
@@ -84,13 +84,7 @@ describe('report.html', () => {
       const browser = await launchChromium(profile);
       try {
         const page = await browser.newPage();
-        const problems: string[] = [];
-        const requests: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') problems.push(m.text());
-        });
-        page.on('pageerror', (e) => problems.push(String(e)));
-        page.on('request', (r) => requests.push(r.url()));
+        const { problems, requests } = watchPage(page);
         const url = pathToFileURL(join(dir, 'report', 'report.html')).href;
         await page.goto(url, { waitUntil: 'load' });
         expect(problems).toEqual([]);

@@ -8,7 +8,7 @@ import { stagedPayloadModel } from '../../src/models/staged-payload.js';
 import { startService } from '../client/support.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, watchPage } from '../support/browser.js';
 
 // The cohort page (GET /cohorts/) in Debian's Chromium, against the real service (a web and a worker process):
 // sign in with the API key (from the keyboard), watch the counts move while a cohort is created through the API,
@@ -88,13 +88,7 @@ describe('the cohort page', () => {
         const session = await browser.target().createCDPSession();
         await session.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
         const page = await browser.newPage();
-        const problems: string[] = [];
-        const requests: string[] = [];
-        page.on('console', (m) => {
-          if (m.type() === 'error') problems.push(m.text());
-        });
-        page.on('pageerror', (e) => problems.push(String(e)));
-        page.on('request', (r) => requests.push(r.url()));
+        const { problems, requests } = watchPage(page);
         page.on('response', (r) => {
           if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
         });

@@ -1,4 +1,4 @@
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 /**
  * Debian's Chromium, headless, for the tests of pages (the client's report, the cohort page): a profile of the
@@ -24,4 +24,16 @@ export function launchChromium(
       `--user-data-dir=${profile}`,
     ],
   });
+}
+
+/** What a page does wrong (console errors, uncaught errors) and every URL it requests, as they happen. */
+export function watchPage(page: Page): { problems: string[]; requests: string[] } {
+  const problems: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  page.on('request', (r) => requests.push(r.url()));
+  return { problems, requests };
 }
