@@ -72,7 +72,7 @@ function reportDir(options: Common): string {
 }
 
 /** The secrets a report must never show: the API key (the token is recognised by its shape, see command.ts). */
-const secrets = () => [process.env.IMPORT_API_KEY];
+const secrets = () => [loadClientConfig().IMPORT_API_KEY];
 
 /**
  * The report and the progress of a command: the command line as it was given and the options in effect

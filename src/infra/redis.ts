@@ -58,6 +58,11 @@ export function workerConnection(settings: RedisSettings): RedisClient {
   });
 }
 
+/** A client that never connects: the app built without Redis (the OpenAPI document for tooling). */
+export function unconnectedClient(): Redis {
+  return new Redis({ lazyConnect: true });
+}
+
 /** A one-off connection for a command-line run: waits a little for Redis, then gives up. */
 export function oneOffConnection(settings: RedisSettings): RedisClient {
   return connect(settings, { maxRetriesPerRequest: 3, connectTimeout: 5_000 });

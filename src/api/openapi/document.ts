@@ -1,6 +1,5 @@
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { TokenService } from '../../auth/tokens.js';
 import { loadConfig } from '../../config.js';
@@ -8,6 +7,7 @@ import { modelsFor } from '../../models/index.js';
 import type { Queues } from '../plugins/queues.js';
 import { registerDocumentedApi } from '../routes/index.js';
 import { MAX_PARAM_LENGTH } from '../schemas.js';
+import { unconnectedClient } from '../../infra/redis.js';
 
 // The OpenAPI document without a database or Redis (for the linter and for tooling): the app's documented API
 // (`registerDocumentedApi`, shared with app.ts) registered over stand-ins of the services that are never
@@ -36,7 +36,7 @@ const standIns = fp(
       ),
     );
     app.decorate('db', { conn, models: modelsFor(conn), close: () => conn.close() });
-    app.decorate('redis', new Redis({ lazyConnect: true }));
+    app.decorate('redis', unconnectedClient());
     const queues: Queues = {
       queue: offline,
       events: offline,
