@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { COHORTS_BASE, cohortsCss, cohortsHtml, cohortsJs } from '../cohorts-page.js';
+import { COHORTS_BASE, cohortsCss, cohortsHtml } from '../cohorts-page.js';
+import { cohortsJs } from '../cohorts-page-script.js';
 
 /** Everything the page loads comes from here: no other origin, no inline script or style. */
 const CSP = [
