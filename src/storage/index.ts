@@ -2,6 +2,7 @@ import type { Models } from '../models/index.js';
 import { LedgerJournal } from './ledger-journal.js';
 import { ProcessEventLog } from './process-events.js';
 import { progressCountersOf } from './progress-counters.js';
+import { webhookStore } from './webhooks.js';
 
 /**
  * The storage seam: one repository per aggregate, built once per set of models (one database connection) so
@@ -16,7 +17,12 @@ export function storageFor(models: Models): Storage {
   if (!storage) {
     storage = {
       journal: new LedgerJournal(models.JournalEntry),
-      events: new ProcessEventLog(models.ImportEvent, () => progressCountersOf(models)),
+      events: new ProcessEventLog(
+        models.ImportEvent,
+        () => progressCountersOf(models),
+        (organisationId, type, occurredAt) =>
+          webhookStore(models).anySubscribed(organisationId, type, occurredAt),
+      ),
     };
     byModels.set(models, storage);
   }

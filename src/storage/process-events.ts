@@ -50,7 +50,15 @@ export type RecordedEvent = {
   organisationId?: Types.ObjectId;
   type?: string | null;
   occurredAt?: Date;
+  /** Its writer read the organisation's endpoints before writing it and found one subscribed. */
+  subscribed?: boolean;
 };
+
+/**
+ * Whether any endpoint of an organisation is subscribed to an event of `type` at `occurredAt` (the webhook
+ * store's `anySubscribed`); it may throw, and then the event is written undispatched for the relay to decide.
+ */
+export type Audience = (organisationId: Types.ObjectId, type: string, occurredAt: Date) => Promise<boolean>;
 
 export type ProcessDecision<T> = { event: NewEvent | null; result: T };
 
@@ -67,10 +75,15 @@ const MAX_ATTEMPTS = 25;
 export class ProcessEventLog {
   private readonly heads = new LRUCache<string, ProcessState>({ max: 200_000 });
 
-  /** `progress`: the cohort counters the changes keep up to date (none: left to a rebuild). */
+  /**
+   * `progress`: the cohort counters the changes keep up to date (none: left to a rebuild). `audience`: asked
+   * before an event with a webhook type is inserted; an event nobody is subscribed to is written dispatched,
+   * so it costs the outbox neither a job nor a later update (none: every such event goes through the relay).
+   */
   constructor(
     private readonly model: Models['ImportEvent'],
     private readonly progress: () => ProgressCounters | null = () => null,
+    private readonly audience: Audience | null = null,
   ) {}
 
   /** The process's current state (`emptyState` when it has no history). */
@@ -126,7 +139,8 @@ export class ProcessEventLog {
       if (!event && known) continue;
       if (!event) return { result, recorded: null, state };
       const seq = state.seq + 1;
-      const doc = this.processEventDocument(process, seq, event, now);
+      const subscribed = await this.subscribed(process.organisationId, webhookTypeOf[event.kind], now);
+      const doc = this.processEventDocument(process, seq, event, now, subscribed);
       const pending = await this.intend(process, {
         kind: 'event',
         ext: process.externalAccountNumber,
@@ -138,13 +152,13 @@ export class ProcessEventLog {
       if (outcome === 'inserted') {
         this.heads.set(process.key, after());
         await this.count(process, after(), pending);
-        return { result, recorded: doc, state: after() };
+        return { result, recorded: recordedOf(doc, subscribed), state: after() };
       }
       const there = await this.model.findById(doc._id, { writer: 1 }).lean<{ writer: string }>().exec();
       if (there?.writer === doc.writer) {
         this.heads.delete(process.key);
         await this.count(process, after(), pending);
-        return { result, recorded: doc, state: after() };
+        return { result, recorded: recordedOf(doc, subscribed), state: after() };
       }
       if (pending)
         await this.progress()
@@ -209,6 +223,7 @@ export class ProcessEventLog {
       count: input.count,
       ...(input.error ? { error: input.error } : {}),
     };
+    const subscribed = await this.subscribed(process.organisationId, input.type, now);
     const doc = completeDocument(
       this.model,
       {
@@ -223,7 +238,7 @@ export class ProcessEventLog {
         data: JSON.stringify(data),
         run: null,
         body: webhookBody(eventId, input.type, now, data),
-        dispatched: false,
+        dispatched: subscribed === false,
         writer: randomUUID(),
         occurredAt: now,
       },
@@ -244,7 +259,7 @@ export class ProcessEventLog {
         ?.post(process.importSupplier, doc._id, input.resource, input.count, pending)
         .catch(() => undefined);
     }
-    if (outcome === 'inserted') return doc;
+    if (outcome === 'inserted') return recordedOf(doc, subscribed);
     const there = await this.model
       .findById(doc._id, { eventId: 1, dispatched: 1 })
       .lean<RecordedEvent>()
@@ -273,7 +288,23 @@ export class ProcessEventLog {
       .catch(() => undefined);
   }
 
-  private processEventDocument(process: ProcessIdentity, seq: number, event: NewEvent, now: Date) {
+  /**
+   * Whether anyone is subscribed to an event of `type` recorded at `now`: false (written dispatched) only
+   * when the audience said so; null when there is nothing to ask (no type) or nobody to ask it of, or the
+   * read failed (written undispatched: the relay, or the outbox sweep, decides).
+   */
+  private async subscribed(organisationId: Types.ObjectId, type: string | null, now: Date) {
+    if (!type || !this.audience) return null;
+    return this.audience(organisationId, type, now).catch(() => null);
+  }
+
+  private processEventDocument(
+    process: ProcessIdentity,
+    seq: number,
+    event: NewEvent,
+    now: Date,
+    subscribed: boolean | null,
+  ) {
     const eventId = newEventId();
     const type = webhookTypeOf[event.kind];
     return completeDocument(
@@ -290,13 +321,17 @@ export class ProcessEventLog {
         data: JSON.stringify(event.data),
         run: event.run ?? null,
         body: type ? webhookBody(eventId, type, now, webhookData(process, event)) : null,
-        dispatched: type === null,
+        dispatched: type === null || subscribed === false,
         writer: randomUUID(),
         occurredAt: now,
       },
       now,
     );
   }
+}
+
+function recordedOf<D extends RecordedEvent>(doc: D, subscribed: boolean | null): RecordedEvent {
+  return subscribed ? { ...doc, subscribed: true } : doc;
 }
 
 export const newEventId = () => `evt_${randomUUID().replaceAll('-', '')}`;

@@ -25,6 +25,22 @@ export type EndpointRow = {
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
 
+/**
+ * The endpoints an event goes to: live ones subscribed to its type when it was recorded. Whether an endpoint
+ * added since gets it must not depend on how soon the event is dispatched (at once, or much later by the
+ * outbox sweep), so one added after the event's time does not.
+ */
+export function subscribedEndpoints(
+  endpoints: readonly EndpointRow[],
+  event: { type?: string | null; occurredAt: Date },
+): EndpointRow[] {
+  return endpoints.filter(
+    (e) =>
+      (e.events.length === 0 || (!!event.type && e.events.includes(event.type))) &&
+      (!e.createdAt || e.createdAt <= event.occurredAt),
+  );
+}
+
 export class WebhookStore {
   constructor(private readonly models: Models) {}
 
@@ -41,6 +57,17 @@ export class WebhookStore {
     return retryTransient(() =>
       this.models.WebhookEndpoint.find({ organisationId, removedAt: null }).lean<EndpointRow[]>().exec(),
     );
+  }
+
+  /**
+   * Whether any endpoint of the organisation is subscribed to an event of `type` at `occurredAt`: asked by
+   * the writer of an event before its insert (after taking its time), so an event nobody is subscribed to is
+   * written already dispatched and costs the outbox nothing. The same read, with the same rule, as the
+   * dispatch would make; an endpoint whose insert has not landed by then is missed by both alike.
+   */
+  async anySubscribed(organisationId: Types.ObjectId, type: string, occurredAt: Date): Promise<boolean> {
+    const endpoints = await this.liveEndpoints(organisationId);
+    return subscribedEndpoints(endpoints, { type, occurredAt }).length > 0;
   }
 
   async endpoint(id: Types.ObjectId | string): Promise<EndpointRow | null> {

@@ -1,9 +1,8 @@
 import type { Job } from 'bullmq';
-import { webhookStore } from '../storage/webhooks.js';
+import { subscribedEndpoints, webhookStore } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
-import { subscribedEndpoints } from './relay.js';
 
 /** A delivery's job id (a replay adds its number, so it runs even after the first job finished). */
 export const deliveryJobId = (delivery: string, replay = 0) =>

@@ -2,34 +2,19 @@ import type { Queue } from 'bullmq';
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
-import { webhookStore, type EndpointRow } from '../storage/webhooks.js';
+import { subscribedEndpoints, webhookStore, type EndpointRow } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
-
-/**
- * The endpoints an event goes to: live ones subscribed to its type when it was recorded. Whether an endpoint
- * added since gets it must not depend on how soon the event is dispatched (at once, or much later by the
- * outbox sweep), so one added after the event's time does not.
- */
-export function subscribedEndpoints(
-  endpoints: readonly EndpointRow[],
-  event: { type?: string | null; occurredAt: Date },
-): EndpointRow[] {
-  return endpoints.filter(
-    (e) =>
-      (e.events.length === 0 || (!!event.type && e.events.includes(event.type))) &&
-      (!e.createdAt || e.createdAt <= event.occurredAt),
-  );
-}
 
 /**
  * Hands recorded events to the webhook queue at once (the fast path). Best effort: an event whose job could
  * not be queued (Redis down, a crash just after the write) is still `dispatched: false` in the outbox, and
  * the outbox sweep queues it later. The job id is the event's, so queueing twice runs it once.
  *
- * With `models`, an event that no endpoint is subscribed to (most organisations during a migration have none)
- * is marked dispatched here, after the same read of the organisation's endpoints the dispatch job would make,
- * instead of costing a job: no queueing, no job run, no second read of the event. What the dispatch job
- * decides is unchanged; only where. Should the read or the mark fail, the event is queued as before.
+ * Most events never get here: one that no endpoint was subscribed to when it was recorded (most organisations
+ * have none during a migration) is written already dispatched (see `ProcessEventLog`). With `models`, an event
+ * written undispatched whose writer could not tell (the read failed) is checked here, by the same read of the
+ * organisation's endpoints the dispatch job would make, and marked dispatched when nobody is subscribed,
+ * instead of costing a job. Should the read or the mark fail, the event is queued as before.
  */
 export async function relayEvents(
   queue: Queue,
@@ -66,6 +51,8 @@ async function withoutUnsubscribed(models: Models, events: RecordedEvent[]): Pro
   };
   const left = await Promise.all(
     events.map(async (event) => {
+      // The writer found subscribers: queued without a second read.
+      if (event.subscribed) return event;
       // Known only for an event this writer inserted (one found already there is queued as before).
       if (!event.organisationId || !event.occurredAt || !event.type) return event;
       try {

@@ -150,7 +150,7 @@ describe('post-import use cases without the HTTP layer', () => {
     ]);
     const events = await recorded('transactions');
     expect(events.map((e) => e.data.count)).toEqual([2]);
-    // Relayed: nobody is subscribed, so the relay itself marked the event dispatched (and queued no job).
+    // Nobody is subscribed: written dispatched (its writer read the endpoints first), and no job was queued.
     const stored = await t.app.db.models.ImportEvent.findOne({ eventId: events[0]!.eventId }).lean();
     expect(stored?.dispatched).toBe(true);
     expect(await t.app.queues.queue('webhooks').getJob(jobId('dispatch', events[0]!.eventId))).toBeFalsy();

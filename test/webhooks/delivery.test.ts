@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
+import { ProcessEventLog } from '../../src/storage/process-events.js';
 import { jobId } from '../../src/jobs/catalog.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
 import { deliveryJobId } from '../../src/webhooks/dispatch-event.js';
@@ -81,6 +82,7 @@ async function emit(org: string, options: { relay?: boolean; type?: 'completed' 
     await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', { models: t.app.db.models });
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
   return {
+    recorded: event,
     eventId: event.eventId,
     key: event._id,
     organisationId: orgDoc!._id,
@@ -225,18 +227,51 @@ describe('who receives what', () => {
     expect(await hooks.list(ORG_A)).toEqual([]);
   });
 
-  it('running workers see subscriptions as they change; an event nobody subscribes to is only marked dispatched', async () => {
+  it('running workers see subscriptions as they change; an event nobody subscribes to is written dispatched', async () => {
     const dispatched = async (eventId: string) =>
       (await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched === true;
     const deliveriesOf = (eventId: string) => t.app.db.models.WebhookDelivery.countDocuments({ eventId });
     expect(await hooks.list(ORG_B)).toEqual([]);
-    const unheard = await emit(ORG_B);
-    // Decided by the relay itself: marked dispatched before it returns, and no dispatch job was ever queued.
+    // Not relayed: its writer read the endpoints before the insert and wrote it dispatched (no later update).
+    const unheard = await emit(ORG_B, { relay: false });
+    expect(unheard.recorded.dispatched).toBe(true);
     expect(await dispatched(unheard.eventId)).toBe(true);
+    await relayEvents(t.app.queues.queue('webhooks'), [unheard.recorded], 'test', { models: t.app.db.models });
     expect(await t.app.queues.queue('webhooks').getJobState(jobId('dispatch', unheard.eventId))).toBe(
       'unknown',
     );
     expect(await deliveriesOf(unheard.eventId)).toBe(0);
+
+    // A writer that could not read the endpoints writes the event undispatched; the relay decides, by the
+    // same read, and marks it dispatched without a job.
+    const orgB = await t.app.db.models.Organisation.findOne({ name: ORG_B }).lean();
+    const blind = new ProcessEventLog(
+      t.app.db.models.ImportEvent,
+      () => null,
+      () => Promise.reject(new Error('endpoints unreadable')),
+    );
+    const undecided = await blind.recordPostImport(
+      {
+        key: processKey('HOOKS_B', 'EXT-BLIND'),
+        organisationId: orgB!._id,
+        importSupplier: 'HOOKS_B',
+        externalAccountNumber: 'EXT-BLIND',
+        krakenAccountNumber: 'A-0000000A',
+      },
+      {
+        type: 'data_import.import_process.post_import.completed-v1',
+        resource: 'notes',
+        ref: 'blind',
+        count: 1,
+      },
+      new Date(),
+    );
+    expect(await dispatched(undecided.eventId)).toBe(false);
+    await relayEvents(t.app.queues.queue('webhooks'), [undecided], 'test', { models: t.app.db.models });
+    expect(await dispatched(undecided.eventId)).toBe(true);
+    expect(await t.app.queues.queue('webhooks').getJobState(jobId('dispatch', undecided.eventId))).toBe(
+      'unknown',
+    );
 
     // Added after the workers read "no endpoints": the next event reaches it.
     const first = await receiver();
