@@ -15,6 +15,7 @@ import {
   validationContextAt,
 } from '../domain/validation/deployment.js';
 import { DEFAULT_REGION, isRegionName } from '../domain/region/index.js';
+import { validationFingerprint } from '../creation/validation-fingerprint.js';
 import type { ValidationPool } from '../validation-pool/pool.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { SupplierDoc } from './plugins/tenancy.js';
@@ -53,17 +54,19 @@ function unknownSupplier(code: unknown, attr: string): FieldError[] {
 
 /**
  * Validate-account and staging: every schema and rule error, plus an `import_supplier` error when the
- * caller has no such supplier (another organisation's supplier counts as none).
+ * caller has no such supplier (another organisation's supplier counts as none). A valid account comes with
+ * the fingerprint of the validation it passed, for staging to keep with it.
  */
 export async function validateAccountRequest(
   request: FastifyRequest,
   body: unknown,
-): Promise<{ supplier: SupplierDoc; data: AccountPayload }> {
+): Promise<{ supplier: SupplierDoc; data: AccountPayload; validatedWith: string }> {
   const supplier = await request.tenant.findSupplier(field(body, 'import_supplier'));
-  const result = validateAccount(body, validationContext(request.server, supplier));
+  const ctx = validationContext(request.server, supplier);
+  const result = validateAccount(body, ctx);
   if (!result.ok || !supplier)
     throw invalidAccount(result.ok ? [] : result.errors, supplier, field(body, 'import_supplier'));
-  return { supplier, data: result.data };
+  return { supplier, data: result.data, validatedWith: validationFingerprint(ctx) };
 }
 
 /** The 400 for a failed validation, an unknown supplier or both, every error in the documented order. */

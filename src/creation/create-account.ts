@@ -1,16 +1,16 @@
-import { DEFAULT_REGION } from '../domain/region/names.js';
 import { Types } from 'mongoose';
 import type { Config } from '../config.js';
 import {
-  buildCatalogue,
-  knownCatalogueExtra,
+  parseValidatedAccount,
   validateAccount,
-  type Catalogue,
   type ValidationContext,
 } from '../domain/validation/index.js';
+import { deploymentCatalogue, validationContextAt } from '../domain/validation/deployment.js';
+import { validationFingerprint } from './validation-fingerprint.js';
 import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
 import { loadStagedPayload, payloadHash } from './staging.js';
+import type { StagedText } from '../storage/import-processes.js';
 import {
   accountFields,
   buildJournalOpening,
@@ -80,20 +80,26 @@ export type CreationOutcome =
       kraken_account_number: string;
     };
 
-const catalogues = new WeakMap<Config, Catalogue>();
-
-/** The validation context a creation runs with: the supplier's region, the deployment's catalogue, today. */
+/**
+ * The validation context a creation runs with: the supplier's region, the deployment's catalogue (the one
+ * staging validated with), today.
+ */
 export function creationValidationContext(
   config: Config,
   region: string | null | undefined,
   now: Date,
 ): ValidationContext {
-  let catalogue = catalogues.get(config);
-  if (!catalogue) {
-    catalogue = buildCatalogue(knownCatalogueExtra(config.CATALOGUE_EXTRA));
-    catalogues.set(config, catalogue);
-  }
-  return { region: region ?? DEFAULT_REGION, catalogue, today: now.toISOString().slice(0, 10) };
+  return validationContextAt(deploymentCatalogue(config), region, now);
+}
+
+/**
+ * A staged payload's validation at creation: in full, unless staging recorded that it passed a validation on
+ * the very terms of this one (then only parsed: the rules would say the same again).
+ */
+function validateStaged(raw: unknown, validatedWith: string | null, ctx: ValidationContext) {
+  return validatedWith !== null && validatedWith === validationFingerprint(ctx)
+    ? parseValidatedAccount(raw, ctx)
+    : validateAccount(raw, ctx);
 }
 
 /** One account per import process, by construction: its id is derived from the process key (and found by it). */
@@ -214,8 +220,8 @@ async function createFromProcess(
   if (!staged) return refuse('import_process_does_not_exist');
   const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
   // Parsed once: validation reads its input without changing it, and the records echo it as received.
-  let raw = JSON.parse(staged) as RawPayload;
-  let validated = validateAccount(raw, validationContext);
+  let raw = JSON.parse(staged.text) as RawPayload;
+  let validated = validateStaged(raw, staged.validatedWith, validationContext);
   const sendEmail = supplier.sendMigrationEmail === true;
   await input.beforeWrites?.();
 
@@ -241,7 +247,7 @@ async function createFromProcess(
   // duplicate key of an existing one is cheap. A resumed creation continues from the payload its account
   // was made from (its hash is on the account; a replaced payload stays readable under it), even if the
   // account was re-staged since.
-  const sourceHash = payloadHash(staged);
+  const sourceHash = payloadHash(staged.text);
   const accountId = accountIdFor(process._id);
   const account = validated.ok
     ? await insertAccount(
@@ -263,8 +269,8 @@ async function createFromProcess(
   if (!account) return recordInvalid(models, process._id, validated.ok ? [] : validated.errors);
   const original = await originalPayload(models, process._id, account, sourceHash);
   if (original !== null) {
-    raw = JSON.parse(original) as RawPayload;
-    validated = validateAccount(raw, validationContext);
+    raw = JSON.parse(original.text) as RawPayload;
+    validated = validateStaged(raw, original.validatedWith, validationContext);
   }
   if (!validated.ok) return recordInvalid(models, process._id, validated.errors);
   const data = validated.data;
@@ -316,8 +322,8 @@ async function originalPayload(
   processId: string,
   account: AccountRow,
   stagedHash: string,
-): Promise<string | null> {
-  if (account.sourcePayload) return account.sourcePayload;
+): Promise<StagedText | null> {
+  if (account.sourcePayload) return { text: account.sourcePayload, validatedWith: null };
   if (!account.sourceHash || account.sourceHash === stagedHash) return null;
   const archived = await loadStagedPayload(models, processId, account.sourceHash);
   if (archived === null) throw new Error(`payload ${account.sourceHash} of process ${processId} is missing`);

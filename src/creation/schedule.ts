@@ -82,7 +82,7 @@ export async function scheduleAccount(
     input.now,
   );
   if (result.status === 'scheduled' && staged.deferred)
-    await promoteStagedPayload(models, identity.key, input.payload, input.now);
+    await promoteStagedPayload(models, identity.key, input.payload, input.now, input.validatedWith);
   if (replaced !== null) await queue.remove(identity.key, replaced).catch(() => undefined);
   return result;
 }

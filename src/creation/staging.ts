@@ -19,6 +19,8 @@ export type StageInput = {
   externalAccountNumber: string;
   /** The payload as received (it passed validation), serialized. */
   payload: string;
+  /** The fingerprint of that validation (`validationFingerprint`): a creation on the same terms only parses it. */
+  validatedWith?: string | null;
   now: Date;
 };
 

@@ -12,6 +12,11 @@ export const stagedPayloadSchema = new Schema(
     /** The payload's JSON text, deflated (see `storage/packed-text.ts`); older documents hold the text itself. */
     payload: { type: Schema.Types.Mixed, required: true },
     stagedAt: { type: Date, required: true },
+    /**
+     * The fingerprint of the validation the payload passed when it was staged (see
+     * `creation/validation-fingerprint.ts`); null when unknown (then a creation validates it again).
+     */
+    validatedWith: { type: String, default: null },
   },
   { collection: 'staged_payloads', versionKey: false },
 );

@@ -14,10 +14,15 @@ export type StagedPayloadInput = {
   externalAccountNumber: string;
   /** The payload as received (it passed validation), serialized. */
   payload: string;
+  /** The fingerprint of the validation it passed (kept with it; none: a creation validates it again). */
+  validatedWith?: string | null;
   now: Date;
   /** The process's CREATED event is written (see `AccountImportProcess.history`). */
   history?: boolean;
 };
+
+/** A staged payload's text, and the fingerprint of the validation it passed when staged (null: unknown). */
+export type StagedText = { text: string; validatedWith: string | null };
 
 /**
  * `replace`: the payload becomes the staged one now (v1 stage). `defer`: a payload that would replace another
@@ -42,23 +47,23 @@ export function payloadHash(payload: string): string {
  * The staged payload of a process (serialized JSON), or null when nothing is staged. With `hash`, that
  * version of it: the current one if it still is, else the archived copy kept when it was replaced.
  */
-export async function loadStagedPayload(models: Models, key: string, hash?: string): Promise<string | null> {
+export async function loadStagedPayload(
+  models: Models,
+  key: string,
+  hash?: string,
+): Promise<StagedText | null> {
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
-  if (hash !== undefined) {
-    const readArchived = async () => {
-      const archived = await payloads.findById(archiveKey(key, hash)).select({ payload: 1 }).lean();
-      return archived ? unpackText(archived.payload) : null;
-    };
-    const archived = await readArchived();
-    if (archived !== null) return archived;
-    const current = await payloads.findById(key).select({ payload: 1 }).lean();
-    const text = current ? unpackText(current.payload) : null;
-    if (text !== null && payloadHash(text) === hash) return text;
-    // Replaced between the two reads: a replacement archives the current payload before it writes its own.
-    return readArchived();
-  }
-  const doc = await payloads.findById(key).select({ payload: 1 }).lean();
-  return doc ? unpackText(doc.payload) : null;
+  const read = async (id: string) => {
+    const doc = await payloads.findById(id).select({ payload: 1, validatedWith: 1 }).lean();
+    return doc ? { text: unpackText(doc.payload), validatedWith: doc.validatedWith ?? null } : null;
+  };
+  if (hash === undefined) return read(key);
+  const archived = await read(archiveKey(key, hash));
+  if (archived !== null) return archived;
+  const current = await read(key);
+  if (current !== null && payloadHash(current.text) === hash) return current;
+  // Replaced between the two reads: a replacement archives the current payload before it writes its own.
+  return read(archiveKey(key, hash));
 }
 
 /** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */
@@ -85,10 +90,15 @@ export async function storeStagedPayload(
   const _id = processKey(input.importSupplier, input.externalAccountNumber);
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   const packed = packText(input.payload);
-  const payloadDoc = { _id, payload: packed, stagedAt: input.now };
+  const validatedWith = input.validatedWith ?? null;
+  const payloadDoc = { _id, payload: packed, stagedAt: input.now, validatedWith };
   const replacePayload = () =>
     upsertById(() =>
-      payloads.updateOne({ _id }, { $set: { payload: packed, stagedAt: input.now } }, { upsert: true }),
+      payloads.updateOne(
+        { _id },
+        { $set: { payload: packed, stagedAt: input.now, validatedWith } },
+        { upsert: true },
+      ),
     );
   const markStaged = () =>
     retryTransient(() => models.AccountImportProcess.updateOne({ _id }, { $set: { stagedAt: input.now } }));
@@ -100,7 +110,12 @@ export async function storeStagedPayload(
       batchedInsert(payloads, [
         completeDocument(
           payloads,
-          { _id: archiveKey(_id, payloadHash(input.payload)), payload: packed, stagedAt: input.now },
+          {
+            _id: archiveKey(_id, payloadHash(input.payload)),
+            payload: packed,
+            stagedAt: input.now,
+            validatedWith,
+          },
           input.now,
         ),
       ]),
@@ -153,12 +168,22 @@ export async function storeStagedPayload(
  * Makes a payload stored with `mode: 'defer'` the staged one (the current one is archived under its hash
  * first, as any replacement does). Idempotent: promoting the payload staged now writes the same again.
  */
-export async function promoteStagedPayload(models: Models, key: string, payload: string, now: Date) {
+export async function promoteStagedPayload(
+  models: Models,
+  key: string,
+  payload: string,
+  now: Date,
+  validatedWith: string | null = null,
+) {
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   const packed = packText(payload);
   await archiveCurrent(payloads, key, payload, now);
   await upsertById(() =>
-    payloads.updateOne({ _id: key }, { $set: { payload: packed, stagedAt: now } }, { upsert: true }),
+    payloads.updateOne(
+      { _id: key },
+      { $set: { payload: packed, stagedAt: now, validatedWith } },
+      { upsert: true },
+    ),
   );
   await retryTransient(() =>
     models.AccountImportProcess.updateOne({ _id: key }, { $set: { stagedAt: now } }),
@@ -175,13 +200,14 @@ async function archiveCurrent(
   next: string,
   now: Date,
 ): Promise<void> {
-  const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1 }).lean();
+  const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1, validatedWith: 1 }).lean();
   const text = current ? unpackText(current.payload) : null;
   if (!current || text === null || text === next) return;
   const doc = {
     _id: archiveKey(key, payloadHash(text)),
     payload: packText(text),
     stagedAt: current.stagedAt,
+    validatedWith: current.validatedWith ?? null,
   };
   await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));
 }

@@ -39,7 +39,7 @@ describe('stage', () => {
     const again = await api.stage({ ...accountPayload('STG-1'), billing_name: 'Otro Nombre' });
     expect(again.statusCode).toBe(200);
     const stored = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'STG-1'));
-    expect(JSON.parse(stored!).billing_name).toBe('Otro Nombre');
+    expect(JSON.parse(stored!.text).billing_name).toBe('Otro Nombre');
     // The process document itself stays small: the payload lives in its own collection.
     const process = await t.app.db.models.AccountImportProcess.findById(processKey(SUPPLIER, 'STG-1')).lean();
     expect(process).toMatchObject({ importSupplier: SUPPLIER, externalAccountNumber: 'STG-1' });
@@ -106,7 +106,7 @@ describe('create', () => {
   it('resumes an interrupted creation from the payload it started from, even after a re-stage', async () => {
     expect((await api.stage(accountPayload('RSM-1'))).statusCode).toBe(201);
     const key = processKey(SUPPLIER, 'RSM-1');
-    const original = (await loadStagedPayload(t.app.db.models, key))!;
+    const original = (await loadStagedPayload(t.app.db.models, key))!.text;
     // What a worker killed right after inserting the account leaves: the account, nothing else.
     const { models } = t.app.db;
     const process = await models.AccountImportProcess.findById(key).orFail().lean();
@@ -259,12 +259,13 @@ describe('create', () => {
       expect.objectContaining({ attr: 'import_supplier_code', code: 'import_supplier_not_found' }),
     ]);
 
-    // Rules can change between staging and creation: the worker validates the staged data again.
+    // Rules can change between staging and creation: staged data validated on other terms (another
+    // fingerprint) is validated again by the worker, and what no longer passes is refused.
     await api.stage(accountPayload('STALE-1'));
     const stale = JSON.stringify({ ...accountPayload('STALE-1'), billing_postcode: 'ABC' });
     await stagedPayloadModel(t.app.db.conn).updateOne(
       { _id: processKey(SUPPLIER, 'STALE-1') },
-      { $set: { payload: stale } },
+      { $set: { payload: stale, validatedWith: 'the fingerprint of an earlier deployment' } },
     );
     const res = await api.create('STALE-1');
     expect(res.statusCode).toBe(400);

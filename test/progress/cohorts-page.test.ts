@@ -154,7 +154,13 @@ describe('the cohort page', () => {
         for (const e of ['COH-4', 'COH-5', 'COH-E-1']) expect((await stage(e)).status).toBe(201);
         await stagedPayloadModel(t.app.db.conn).updateOne(
           { _id: processKey(SUPPLIER, 'COH-E-1') },
-          { $set: { payload: JSON.stringify({ ...accountPayload('COH-E-1'), billing_postcode: 'ABC' }) } },
+          {
+            $set: {
+              payload: JSON.stringify({ ...accountPayload('COH-E-1'), billing_postcode: 'ABC' }),
+              // Staged under other rules (another deployment's fingerprint): the creation validates it again.
+              validatedWith: 'an earlier deployment',
+            },
+          },
         );
         for (const e of ['COH-4', 'COH-5']) expect((await create(e)).status).toBe(201);
         const failed = await create('COH-E-1');

@@ -91,7 +91,13 @@ describe('cohort progress', () => {
     expect((await v1.stage(accountPayload('E-1'))).statusCode).toBe(201);
     await stagedPayloadModel(t.app.db.conn).updateOne(
       { _id: processKey(SUPPLIER, 'E-1') },
-      { $set: { payload: JSON.stringify({ ...accountPayload('E-1'), billing_postcode: 'ABC' }) } },
+      {
+        $set: {
+          payload: JSON.stringify({ ...accountPayload('E-1'), billing_postcode: 'ABC' }),
+          // Staged under other rules (another deployment's fingerprint): the creation validates it again.
+          validatedWith: 'an earlier deployment',
+        },
+      },
     );
     expect((await v1.create('E-1')).statusCode).toBe(400);
     externals.push('E-1');

@@ -25,10 +25,10 @@ const withName = (external: string, name: string) => {
   return payload;
 };
 /** The first customer's given name in a staged payload's text. */
-const givenName = (text: string | null) =>
-  text === null
+const givenName = (staged: { text: string } | null) =>
+  staged === null
     ? null
-    : (JSON.parse(text) as { customers: { given_name: string }[] }).customers[0]!.given_name;
+    : (JSON.parse(staged.text) as { customers: { given_name: string }[] }).customers[0]!.given_name;
 
 beforeAll(async () => {
   podA = await startTestApp({ env: { TEST_LABEL: 'refused' } });

@@ -93,6 +93,19 @@ export function validateAccount(input: unknown, ctx: ValidationContext): Validat
   return validate(accountPayloadSchema, checkAccount, input, ctx);
 }
 
+/**
+ * An account known to have passed `validateAccount` on the same terms (same code, catalogue, region and day:
+ * see `creation/validation-fingerprint.ts`): only parsed, for the normalised data, without the rules. Should
+ * it not parse after all, it is validated in full, so the answer is `validateAccount`'s either way.
+ */
+export function parseValidatedAccount(
+  input: unknown,
+  ctx: ValidationContext,
+): ValidationResult<AccountPayload> {
+  const parsed = compiled(accountPayloadSchema).safeParse(input);
+  return parsed.success ? { ok: true, data: parsed.data } : validateAccount(input, ctx);
+}
+
 export function validateNotesImport(input: unknown, ctx: ValidationContext): ValidationResult<NotesImport> {
   return validate(notesImportSchema, checkNotesImport, input, ctx);
 }

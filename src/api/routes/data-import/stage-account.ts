@@ -40,7 +40,7 @@ export default async function stageAccountRoutes(fastify: FastifyInstance): Prom
       },
     },
     async (request, reply) => {
-      const { supplier, data } = await validateAccountRequest(request, request.body);
+      const { supplier, data, validatedWith } = await validateAccountRequest(request, request.body);
       if (supplier.status !== 'Ongoing') {
         throw new ApiError('import_supplier_migration_not_ongoing', {
           detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
@@ -50,8 +50,10 @@ export default async function stageAccountRoutes(fastify: FastifyInstance): Prom
         organisationId: supplier.organisationId,
         importSupplier: supplier.code,
         externalAccountNumber: data.external_account_number,
-        // Stored as received: creation re-validates it, and transactions keep their original JSON.
+        // Stored as received (transactions keep their original JSON), with what its validation depended on:
+        // creation validates it again only if that changed.
         payload: JSON.stringify(request.body),
+        validatedWith,
         now: app.clock(),
       });
       if (outcome.status === 'already_imported') {

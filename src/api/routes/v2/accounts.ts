@@ -22,6 +22,7 @@ import { examples, withExample } from '../../openapi/examples.js';
 import type { SupplierDoc } from '../../plugins/tenancy.js';
 import { bodyErrors, commonErrors, errorBody, errorResponses, v2AlreadyImportedBody } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
+import { validationFingerprint } from '../../../creation/validation-fingerprint.js';
 
 const statusParams = z.object({
   import_supplier_code: pathIdentifier(64),
@@ -43,7 +44,14 @@ const statusBody = z.object({
 });
 const emptyBody = z.null().describe('An empty body.');
 
-type Checked = { supplier: SupplierDoc; data: AccountPayload; dryRun: boolean; window: TaskWindow | null };
+type Checked = {
+  supplier: SupplierDoc;
+  data: AccountPayload;
+  /** The fingerprint of the account's validation (see `creation/validation-fingerprint.ts`). */
+  validatedWith: string;
+  dryRun: boolean;
+  window: TaskWindow | null;
+};
 
 /**
  * The v2 data import: validate, schedule (a creation task that runs inside a window on the workers), status,
@@ -110,6 +118,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     return {
       supplier,
       data: account.data,
+      validatedWith: validationFingerprint(ctx),
       dryRun: params?.is_dry_run === true,
       window: window && window.ok ? window.window : null,
     };
@@ -192,7 +201,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (request, reply) => {
-      const { supplier, data, dryRun, window } = await check(request, true);
+      const { supplier, data, validatedWith, dryRun, window } = await check(request, true);
       if (supplier.status !== 'Ongoing') {
         throw new ApiError('import_supplier_migration_not_ongoing', {
           detail: `Migrations for import supplier ${supplier.code} are ${supplier.status}.`,
@@ -204,6 +213,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
         importSupplier: supplier.code,
         externalAccountNumber: data.external_account_number,
         payload: JSON.stringify((request.body as { payload: unknown }).payload),
+        validatedWith,
         now: app.clock(),
         task: { ...window!, dryRun, operationsTeamId },
       });
