@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
-import { modelsFor, type Models } from '../models/index.js';
+import type { Models } from '../models/index.js';
 import { journalEntryId, type JournalEntryDoc, type journalEntryKinds } from '../models/journal-entry.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import {
@@ -13,11 +13,9 @@ import {
   type AccountSummary,
   type PaymentInstructionSummary,
 } from './journal-figures.js';
-import { listNoteKeys } from './notes.js';
+import { depsOf, type JournalDeps } from './journal-deps.js';
 import { packText, unpackText } from './packed-text.js';
-import { findActiveInstruction } from './payment-instructions.js';
 import { retryTransient } from './transient.js';
-
 import type {
   JournalRecords,
   LedgerBalances,
@@ -125,36 +123,6 @@ export class JournalContention extends Error {
 
 type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summary'>;
 type EntryStateFields = Pick<JournalEntryDoc, 'ledgers' | 'summary'>;
-
-/**
- * What an account written before the figures were kept holds outside its journal: its notes' dedup keys and
- * its active payment instruction. Read once per such account (both are collection reads on FerretDB v1).
- */
-export type LegacyFacts = { noteKeys: string[]; paymentInstruction: PaymentInstructionSummary | null };
-
-export type JournalDeps = {
-  /** The heads' hints; null: none kept (every read probes from the cached head or entry 0). */
-  hints: Models['JournalHead'] | null;
-  legacyFacts: (accountId: Types.ObjectId) => Promise<LegacyFacts>;
-};
-
-/** The repositories of the journal's connection. */
-function depsOf(model: Models['JournalEntry']): JournalDeps {
-  const models = modelsFor(model.db);
-  return {
-    hints: models.JournalHead,
-    async legacyFacts(accountId) {
-      const [noteKeys, active] = await Promise.all([
-        listNoteKeys(models, accountId),
-        findActiveInstruction(models, accountId),
-      ]);
-      return {
-        noteKeys,
-        paymentInstruction: active ? { vendor: active.vendor, status: active.status } : null,
-      };
-    },
-  };
-}
 
 const MAX_ATTEMPTS = 25;
 
