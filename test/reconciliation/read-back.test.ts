@@ -277,6 +277,13 @@ describe('reading back a created account', () => {
 });
 
 describe('an account that cannot be read back', () => {
+  it('needs a token, like the rest of v2', async () => {
+    const res = await reconciliationFor(t, {}).get(SUPPLIER, 'REC-NEW-1');
+    expect(res.statusCode).toBe(401);
+    expect(res.json().code).toBe('not_authenticated');
+    expect((await reconciliationFor(t, {}).batch({})).statusCode).toBe(401);
+  });
+
   it('is 404 account_not_found while only staged, and not_found without an import process', async () => {
     const payload = realisticAccountPayload({
       importSupplier: SUPPLIER,
