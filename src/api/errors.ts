@@ -48,6 +48,10 @@ export const errorCatalogue = {
     status: 400,
     detail: 'The account already has an active payment instruction.',
   },
+  too_many_items: {
+    status: 400,
+    detail: 'The request names more items than one request may carry; split it.',
+  },
   not_authenticated: {
     status: 401,
     detail: 'Authentication credentials were not provided or are malformed.',

@@ -6,11 +6,12 @@ import { noteIdFor } from '../models/record-ids.js';
 import { noteDedupKey } from '../models/note.js';
 import type { AccountPayload } from '../schemas/account.js';
 import {
+  noteKey,
   statementKey,
   storedTransaction,
   transactionKey,
   type JournalRecords,
-  type LedgerState,
+  type LedgerBalances,
   type StoredStatement,
   type StoredTransaction,
 } from '../storage/ledger-journal.js';
@@ -32,14 +33,15 @@ export type RecordContext = { accountId: Types.ObjectId; bucket: string; documen
 
 /**
  * Entry 0 of the account's ledger journal: every ledger as migrated (balances in cents, the open statement
- * period starting the day after the last closing date), with the payload's transactions and statements.
+ * period starting the day after the last closing date), with the payload's transactions and statements, and
+ * the keys of its notes (written beside it by the creation: the entry counts them, see `post-import/notes.ts`).
  */
 export function buildJournalOpening(
   data: AccountPayload,
   raw: RawPayload,
   ctx: RecordContext,
-): { ledgers: LedgerState[]; keys: string[]; records: JournalRecords } {
-  const ledgers: LedgerState[] = (data.ledgers ?? []).map((ledger, position) => ({
+): { ledgers: LedgerBalances[]; keys: string[]; records: JournalRecords } {
+  const ledgers: LedgerBalances[] = (data.ledgers ?? []).map((ledger, position) => ({
     code: ledger.ledger_code,
     position,
     lastStatementBalanceMinor: toMinor(ledger.last_statement_balance),
@@ -55,6 +57,7 @@ export function buildJournalOpening(
     keys: [
       ...transactions.map((t) => transactionKey(t.transactionId)),
       ...statements.map((s) => statementKey(s.statementId)),
+      ...buildNotes(data, ctx).map((n) => noteKey(n.dedupKey)),
     ],
     records: { transactions, statements },
   };

@@ -3,6 +3,7 @@ import { accountImportProcessSchema } from './account-import-process.js';
 import { accountSchema } from './account.js';
 import { emailDeliverySchema } from './email-delivery.js';
 import { journalEntrySchema } from './journal-entry.js';
+import { journalHeadSchema } from './journal-head.js';
 import { noteSchema } from './note.js';
 import { paymentInstructionSchema } from './payment-instruction.js';
 import { apiKeySchema } from './api-key.js';
@@ -23,6 +24,7 @@ function register(conn: Connection) {
     AccountImportProcess: conn.model('AccountImportProcess', accountImportProcessSchema),
     Account: conn.model('Account', accountSchema),
     JournalEntry: conn.model('JournalEntry', journalEntrySchema),
+    JournalHead: conn.model('JournalHead', journalHeadSchema),
     Note: conn.model('Note', noteSchema),
     PaymentInstruction: conn.model('PaymentInstruction', paymentInstructionSchema),
     EmailDelivery: conn.model('EmailDelivery', emailDeliverySchema),

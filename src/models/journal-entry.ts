@@ -1,6 +1,19 @@
 import { Schema, type InferSchemaType } from 'mongoose';
 
-export const journalEntryKinds = ['opened', 'transactions', 'statements', 'billing'] as const;
+/**
+ * `notes`: keys of notes written onto the account (their count); `payment_instruction`: the account's active
+ * instruction; `figures`: the reconciliation figures of an account written before they were kept, folded once
+ * from its history (see `storage/ledger-journal.ts`).
+ */
+export const journalEntryKinds = [
+  'opened',
+  'transactions',
+  'statements',
+  'billing',
+  'notes',
+  'payment_instruction',
+  'figures',
+] as const;
 
 /** Where a stored transaction came from; only `current_statement` and `imported` ones move the balance. */
 export const transactionOrigins = [
@@ -21,8 +34,12 @@ export const transactionOrigins = [
  *
  * What is never queried is stored opaque, as JSON text: on FerretDB's SQLite backend a write costs per BSON
  * value converted, so 200 transactions as one string cost a quarter of 200 documents (or sub-documents).
- * - `ledgers`: every ledger's state after this entry (so the newest entry alone is the current state);
- * - `keys`: the natural keys this entry adds (`t:` transaction ids, `s:` statement ids), for duplicate checks;
+ * - `ledgers`: every ledger's state after this entry (so the newest entry alone is the current state), with its
+ *   reconciliation figures (transaction count by origin, digest, billing documents; `storage/journal-figures.ts`);
+ * - `summary`: the account's figures after this entry (statements, notes, active payment instruction); absent
+ *   on entries written before the figures were kept;
+ * - `keys`: the natural keys this entry adds (`t:` transaction ids, `s:` statement ids, `n:` note dedup keys),
+ *   for duplicate checks and counts;
  * - `records`: the transactions, statements and billing documents it adds, as stored (deflated JSON text).
  * `writer` identifies the attempt that inserted it, so a writer whose insert's answer was lost knows it won.
  */
@@ -35,6 +52,8 @@ export const journalEntrySchema = new Schema(
     writer: { type: String, required: true },
     ledgers: { type: String, required: true },
     keys: { type: String, required: true },
+    /** JSON text of `AccountSummary`; absent on entries written before reconciliation figures were kept. */
+    summary: { type: String },
     /** JSON text, deflated (see `storage/packed-text.ts`). */
     records: { type: Schema.Types.Mixed, required: true },
     /** Entries never change: a creation time, no update time or version. */

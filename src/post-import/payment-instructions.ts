@@ -3,6 +3,7 @@ import type { Types } from 'mongoose';
 import { jobId } from '../jobs/catalog.js';
 import type { Models } from '../models/index.js';
 import type { InstructionDetails } from '../vendors/index.js';
+import { storageFor } from '../storage/index.js';
 import { findActiveInstruction, insertActiveInstruction } from '../storage/payment-instructions.js';
 import type { PaymentInstruction } from '../schemas/post-import.js';
 import type { PostImportContext } from './context.js';
@@ -23,7 +24,10 @@ export function isSameInstruction(
   );
 }
 
-/** What an account's existing active instruction means for a request: nothing, the same one again, or a conflict. */
+/**
+ * What an account's existing active instruction means for a request: nothing, the same one again, or a
+ * conflict. The same one again makes sure the account's journal records it (see `recordInstruction`).
+ */
 export async function checkActive(
   models: Models,
   accountId: Types.ObjectId,
@@ -31,9 +35,44 @@ export async function checkActive(
 ): Promise<VerifyOutcome | null> {
   const active = await activeInstruction(models, accountId);
   if (!active) return null;
-  return isSameInstruction(active, wanted)
-    ? { ok: true, instructionId: active._id.toHexString() }
-    : { ok: false, code: 'account_has_active_payment_instruction' };
+  if (!isSameInstruction(active, wanted))
+    return { ok: false, code: 'account_has_active_payment_instruction' };
+  await journalInstruction(models, accountId, active);
+  return { ok: true, instructionId: active._id.toHexString() };
+}
+
+/**
+ * The account's journal records its active instruction (vendor and status), which reconciliation reads with
+ * the rest of the account's figures instead of looking the instruction up (a collection read on FerretDB v1).
+ * Written after the instruction, and again by whichever request or job finds the same instruction active: a
+ * process that dies between the two leaves the request unanswered, and its retry records it. An entry is
+ * appended only when the journal does not say so already.
+ */
+async function journalInstruction(
+  models: Models,
+  accountId: Types.ObjectId,
+  active: { vendor: string; status: string },
+): Promise<void> {
+  const recorded = { vendor: active.vendor, status: active.status };
+  await storageFor(models).journal.append(
+    accountId,
+    (head) => {
+      const known = head.summary.paymentInstruction;
+      if (known?.vendor === recorded.vendor && known.status === recorded.status)
+        return { write: null, result: null };
+      return {
+        write: {
+          kind: 'payment_instruction',
+          ledgers: head.ledgers,
+          keys: [],
+          records: {},
+          paymentInstruction: recorded,
+        },
+        result: null,
+      };
+    },
+    new Date(),
+  );
 }
 
 /**
@@ -53,7 +92,10 @@ export async function recordInstruction(
     type: wanted.type,
     vendorDetails: details,
   });
-  if (written.inserted) return { ok: true, instructionId: written.id };
+  if (written.inserted) {
+    await journalInstruction(models, accountId, { vendor: wanted.vendor, status: 'ACTIVE' });
+    return { ok: true, instructionId: written.id };
+  }
   return (
     (await checkActive(models, accountId, wanted)) ?? {
       ok: false,

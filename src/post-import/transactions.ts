@@ -3,6 +3,7 @@ import type { Transaction } from '../schemas/transaction.js';
 import type { TransactionsImport } from '../schemas/post-import.js';
 import {
   ledgerOf,
+  noteKey,
   storedTransaction,
   transactionKey,
   withLedger,
@@ -139,7 +140,9 @@ export async function importTransactions(
         if (input.dryRun || p.toWrite.length === 0)
           return { write: null, result: { ok: true, results: added(p) } };
         const redated = p.toWrite.filter((w) => w.redated).map((w) => w.record.transactionId);
-        if (redated.length > 0) await addRedatingNote(models, input.accountId, ledger, redated, now);
+        // The note is written first and counted by this entry (its key), as notes are (see `importNotes`).
+        const notes =
+          redated.length > 0 ? [await addRedatingNote(models, input.accountId, ledger, redated, now)] : [];
         const delta = p.toWrite.reduce(
           (sum, w) => (BALANCE_ORIGINS.has(w.record.origin) ? sum + w.record.signedMinor : sum),
           0,
@@ -148,7 +151,7 @@ export async function importTransactions(
           write: {
             kind: 'transactions',
             ledgers: withLedger(head, { ...ledger, balanceMinor: ledger.balanceMinor + delta }),
-            keys: p.toWrite.map((w) => transactionKey(w.record.transactionId)),
+            keys: [...p.toWrite.map((w) => transactionKey(w.record.transactionId)), ...notes.map(noteKey)],
             records: { transactions: p.toWrite.map((w) => w.record) },
           },
           result: { ok: true, results: added(p) },

@@ -2,17 +2,41 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
-import {
-  journalEntryId,
-  type JournalEntryDoc,
-  type journalEntryKinds,
-  type transactionOrigins,
-} from '../models/journal-entry.js';
-import { signedMinor } from '../domain/money.js';
-import type { Transaction } from '../schemas/transaction.js';
+import { journalEntryId, type JournalEntryDoc, type journalEntryKinds } from '../models/journal-entry.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
+import {
+  EMPTY_SUMMARY,
+  figuresFromHistory,
+  noteKey,
+  withFigures,
+  zeroFigures,
+  type AccountSummary,
+  type PaymentInstructionSummary,
+} from './journal-figures.js';
+import { depsOf, type JournalDeps } from './journal-deps.js';
 import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
+import type {
+  JournalRecords,
+  LedgerBalances,
+  LedgerState,
+  StoredBillingDocument,
+  StoredLedger,
+  StoredStatement,
+  StoredTransaction,
+} from './journal-records.js';
+
+export { noteKey, statementKey, transactionKey, type TransactionOrigin } from './journal-figures.js';
+export {
+  storedTransaction,
+  type JournalRecords,
+  type LedgerBalances,
+  type LedgerState,
+  type StoredBillingDocument,
+  type StoredLedger,
+  type StoredStatement,
+  type StoredTransaction,
+} from './journal-records.js';
 
 /**
  * The repository of ledgers and transactions (with the statements and billing documents that move them):
@@ -35,124 +59,56 @@ import { retryTransient } from './transient.js';
  * the group commit (`batchedInsert`) and are retried on SQLITE_BUSY (`retryTransient`).
  * Entries never change once written, so every process may remember what it read: only the position of the
  * head is ever uncertain, and the probe settles it.
+ *
+ * Reconciliation reads the newest entry only (`state`): every entry carries each ledger's figures and the
+ * account's (`journal-figures.ts`). It finds that entry from a per-account hint (`models/journal-head.ts`,
+ * raised with `$max` after each append, best effort) and probes forward from it, so the read costs a few reads
+ * by `_id` whatever the account's history, and never folds the keys. An account written before the figures were
+ * kept (its newest entry has no `summary`) gets them once: its history is folded and the result appended as a
+ * `figures` entry, by the same unique-`_id` insert as any write (`head` does it before any writer decides).
  */
 
-export type TransactionOrigin = (typeof transactionOrigins)[number];
 export type JournalEntryKind = (typeof journalEntryKinds)[number];
 
-/** A ledger's state after an entry. Money in integer minor units (cents). */
-export type LedgerState = {
-  code: string;
-  /** Position in the account payload: the first ledger is the default for transaction imports. */
-  position: number;
-  lastStatementBalanceMinor: number;
-  lastStatementClosingDate: string | null;
-  /** The first day of the open statement period (the day after the last closed statement). */
-  openPeriodStart: string | null;
-  balanceMinor: number;
-  /** The ledger's one historical billing document import: a hash of the request that made it. */
-  billingImportKey: string | null;
-};
-
-export type StoredTransaction = {
-  transactionId: string;
-  ledgerCode: string;
-  transactionDate: string;
-  originalTransactionDate: string | null;
-  type: string;
-  /** The exact decimal text of the magnitude. */
-  amount: string;
-  /** Its effect on the ledger balance, in cents. */
-  signedMinor: number;
-  origin: TransactionOrigin;
-  /** The historical billing document it belongs to (its identifier), if any. */
-  billingDocument: string | null;
-  note: string | null;
-  /** The transaction as received, so it can be echoed exactly. */
-  data: Record<string, unknown>;
-};
-
-export type StoredStatement = {
-  statementId: string;
-  billPeriodFromDate: string;
-  billPeriodToDate: string;
-  issuedDate: string | null;
-  number: string | null;
-  grossAmountMinor: number | null;
-  supplyType: string | null;
-  documentLocation: string | null;
-  origin: 'account_payload' | 'historical_import';
-};
-
-export type StoredBillingDocument = {
-  ledgerCode: string;
-  identifier: string;
-  documentType: string;
-  issuedDate: string;
-  billPeriodFromDate: string | null;
-  billPeriodToDate: string | null;
-};
-
-export type JournalRecords = {
-  transactions?: StoredTransaction[];
-  statements?: StoredStatement[];
-  billingDocuments?: StoredBillingDocument[];
-};
-
-/** A transaction as the journal stores it: exact amount text, signed cents, the payload as received. */
-export function storedTransaction(
-  ledgerCode: string,
-  t: Transaction,
-  raw: unknown,
-  origin: TransactionOrigin,
-  extra: {
-    transactionDate?: string;
-    originalTransactionDate?: string | null;
-    note?: string | null;
-    billingDocument?: string | null;
-  } = {},
-): StoredTransaction {
-  return {
-    transactionId: t.transaction_id,
-    ledgerCode,
-    transactionDate: extra.transactionDate ?? t.transaction_date,
-    originalTransactionDate: extra.originalTransactionDate ?? null,
-    type: t.type,
-    amount: t.amount,
-    signedMinor: signedMinor(t.type, t.amount),
-    origin,
-    billingDocument: extra.billingDocument ?? null,
-    note: extra.note !== undefined ? extra.note : (t.note ?? null),
-    data: (raw ?? t) as Record<string, unknown>,
-  };
-}
-
-/** Natural keys: unique per account across the whole journal. */
-export const transactionKey = (transactionId: string) => `t:${transactionId}`;
-export const statementKey = (statementId: string) => `s:${statementId}`;
-
-/** The newest entry of an account's journal, as far as it is known. */
+/** The newest entry of an account's journal, as far as it is known, with its figures. */
 export type JournalHead = {
   readonly accountId: Types.ObjectId;
   readonly seq: number;
   /** Ordered by position. */
   readonly ledgers: readonly LedgerState[];
+  readonly summary: AccountSummary;
+  /** The natural keys of every entry up to this one. */
   readonly keys: ReadonlySet<string>;
 };
 
+/** An entry as read, with the keys of every entry up to it: entries written before figures were kept have none. */
+export type StoredHead = Omit<JournalHead, 'ledgers' | 'summary'> & {
+  readonly ledgers: readonly StoredLedger[];
+  readonly summary: AccountSummary | null;
+};
+
+/** What reconciliation reads of an account: its newest entry's ledgers (by position) and summary. */
+export type JournalState = {
+  readonly seq: number;
+  readonly ledgers: readonly LedgerState[];
+  readonly summary: AccountSummary;
+};
+
 export type JournalWrite = {
-  kind: Exclude<JournalEntryKind, 'opened'>;
-  /** Every ledger's state after the write. */
+  kind: Exclude<JournalEntryKind, 'opened' | 'figures'>;
+  /** Every ledger's balances after the write (the journal adds the figures of what it adds). */
   ledgers: readonly LedgerState[];
   keys: readonly string[];
   records: JournalRecords;
+  /** The account's active payment instruction, when the write records it. */
+  paymentInstruction?: PaymentInstructionSummary;
 };
 
 /** What a writer decided from a head: an entry to append (or none), and what to answer once it is written. */
 export type Decision<T> = { write: JournalWrite | null; result: T };
 
 export type AccountHistory = {
-  head: JournalHead;
+  head: StoredHead;
   transactions: StoredTransaction[];
   statements: StoredStatement[];
   billingDocuments: StoredBillingDocument[];
@@ -165,7 +121,8 @@ export class JournalContention extends Error {
   }
 }
 
-type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys'>;
+type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summary'>;
+type EntryStateFields = Pick<JournalEntryDoc, 'ledgers' | 'summary'>;
 
 const MAX_ATTEMPTS = 25;
 
@@ -175,37 +132,46 @@ export class LedgerJournal {
     maxSize: 500_000,
     sizeCalculation: (head) => head.keys.size + 1,
   });
+  private readonly deps: JournalDeps;
 
-  constructor(private readonly model: Models['JournalEntry']) {}
+  constructor(
+    private readonly model: Models['JournalEntry'],
+    deps?: JournalDeps,
+  ) {
+    this.deps = deps ?? depsOf(model);
+  }
 
   /**
    * Writes entry 0 of a new account (its creation): the ledgers as migrated, with every transaction and
-   * statement of the payload. Idempotent: the entry is derived from the payload, so a retried creation
-   * inserts the same `_id` and its duplicate is a no-op.
+   * statement of the payload (and the keys of its notes), and their figures. Idempotent: the entry is derived
+   * from the payload, so a retried creation inserts the same `_id` and its duplicate is a no-op.
    */
   async open(
     accountId: Types.ObjectId,
-    opening: { ledgers: readonly LedgerState[]; keys: readonly string[]; records: JournalRecords },
+    opening: { ledgers: readonly LedgerBalances[]; keys: readonly string[]; records: JournalRecords },
     now: Date,
   ): Promise<void> {
-    const doc = this.entryDocument(accountId, 0, 'opened', opening, now);
+    const start = opening.ledgers.map((l) => ({ ...l, ...zeroFigures() }));
+    const { ledgers, summary } = withFigures(start, EMPTY_SUMMARY, new Set(), opening);
+    const doc = this.entryDocument(accountId, 0, 'opened', { ...opening, ledgers, summary }, now);
     await retryTransient(() => batchedInsert(this.model, [doc]));
   }
 
-  /** The account's current head, or null when it has no journal yet (its creation has not written entry 0). */
+  /**
+   * The account's current head with its figures, or null when it has no journal yet (its creation has not
+   * written entry 0). A head without figures (written before they were kept) gets them first.
+   */
   async head(accountId: Types.ObjectId): Promise<JournalHead | null> {
-    const hex = accountId.toHexString();
-    let head = this.heads.get(hex) ?? null;
-    for (;;) {
-      const seq = head ? head.seq + 1 : 0;
-      const entry = await retryTransient(() =>
-        this.model.findById(journalEntryId(hex, seq), { ledgers: 1, keys: 1 }).lean<EntryHeadFields>().exec(),
-      );
-      if (!entry) break;
-      head = fold(accountId, head, seq, entry);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const head = await this.probe(accountId);
+      if (!head) return null;
+      if (hasFigures(head)) {
+        this.heads.set(accountId.toHexString(), head);
+        return head;
+      }
+      await this.addFigures(accountId, head);
     }
-    if (head) this.heads.set(hex, head);
-    return head;
+    throw new JournalContention(accountId);
   }
 
   /**
@@ -225,29 +191,61 @@ export class LedgerJournal {
       const { write, result } = await decide(head);
       if (!write) return result;
       const seq = head.seq + 1;
-      const doc = this.entryDocument(accountId, seq, write.kind, write, now);
+      const figured = withFigures(write.ledgers, head.summary, head.keys, write);
+      const doc = this.entryDocument(accountId, seq, write.kind, { ...write, ...figured }, now);
       const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
       if (outcome === 'inserted') {
-        this.heads.set(hex, fold(accountId, head, seq, doc));
+        this.heads.set(hex, fold(accountId, head, seq, doc) as JournalHead);
+        await this.raiseHint(hex, seq);
         return result;
       }
       // Someone else's entry `seq`, or ours whose first answer was lost (a retried insert): the writer says.
       const there = await this.model.findById(doc._id, { writer: 1 }).lean<{ writer: string }>().exec();
       if (there?.writer === doc.writer) {
         this.heads.delete(hex);
+        await this.raiseHint(hex, seq);
         return result;
       }
     }
     throw new JournalContention(accountId);
   }
 
+  /**
+   * The newest entry's ledgers and account figures (reconciliation), or null without a journal. Read from the
+   * head hint forward: the entry the hint names (or the one this process holds) and the next, by `_id`, then
+   * onwards while there are more; keys are never read. An account written before figures were kept gets them
+   * once (`head`), its later reads are as cheap as any.
+   */
+  async state(accountId: Types.ObjectId): Promise<JournalState | null> {
+    const hex = accountId.toHexString();
+    const cached = this.heads.get(hex);
+    const hint = this.deps.hints
+      ? await retryTransient(() => this.deps.hints!.findById(hex, { seq: 1 }).lean<{ seq: number }>().exec())
+      : null;
+    const from = Math.max(cached?.seq ?? 0, hint?.seq ?? 0);
+    const [at, next] = await Promise.all([
+      cached?.seq === from ? cached : this.readState(hex, from),
+      this.readState(hex, from + 1),
+    ]);
+    // Nothing at the hint: no journal (entry 0), or a hint from elsewhere (walk the journal itself).
+    if (!at) return from === 0 ? null : this.headState(accountId);
+    let last: StoredState = at;
+    for (let probe = next; probe; probe = await this.readState(hex, last.seq + 1)) last = probe;
+    if (last.seq > (hint?.seq ?? 0)) await this.raiseHint(hex, last.seq);
+    return hasFigures(last)
+      ? { seq: last.seq, ledgers: last.ledgers, summary: last.summary }
+      : this.headState(accountId);
+  }
+
   /** Everything the journal holds for an account, folded (reads, reports and tests); null without a journal. */
-  async history(accountId: Types.ObjectId): Promise<AccountHistory | null> {
+  async history(accountId: Types.ObjectId, upTo = Infinity): Promise<AccountHistory | null> {
     const hex = accountId.toHexString();
     const history: Omit<AccountHistory, 'head'> = { transactions: [], statements: [], billingDocuments: [] };
-    let head: JournalHead | null = null;
-    for (let seq = 0; ; seq++) {
-      const entry = await this.model.findById(journalEntryId(hex, seq)).lean<JournalEntryDoc>().exec();
+    let head: StoredHead | null = null;
+    for (let seq = 0; seq <= upTo; seq++) {
+      const entry = await retryTransient(() =>
+        this.model.findById(journalEntryId(hex, seq)).lean<JournalEntryDoc>().exec(),
+      );
       if (!entry) break;
       head = fold(accountId, head, seq, entry);
       const records = JSON.parse(unpackText(entry.records)) as JournalRecords;
@@ -263,7 +261,12 @@ export class LedgerJournal {
     accountId: Types.ObjectId,
     seq: number,
     kind: JournalEntryKind,
-    content: { ledgers: readonly LedgerState[]; keys: readonly string[]; records: JournalRecords },
+    content: {
+      ledgers: readonly StoredLedger[];
+      keys: readonly string[];
+      records: JournalRecords;
+      summary?: AccountSummary;
+    },
     now: Date,
   ) {
     return completeDocument(
@@ -276,26 +279,107 @@ export class LedgerJournal {
         writer: randomUUID(),
         ledgers: JSON.stringify(content.ledgers),
         keys: JSON.stringify(content.keys),
+        ...(content.summary ? { summary: JSON.stringify(content.summary) } : {}),
         records: packText(JSON.stringify(content.records)),
         createdAt: now,
       },
       now,
     );
   }
+
+  /** The head as it is stored, from the one this process holds (or entry 0) onwards. */
+  private async probe(accountId: Types.ObjectId): Promise<StoredHead | null> {
+    const hex = accountId.toHexString();
+    let head: StoredHead | null = this.heads.get(hex) ?? null;
+    for (;;) {
+      const seq = head ? head.seq + 1 : 0;
+      const entry = await retryTransient(() =>
+        this.model
+          .findById(journalEntryId(hex, seq), { ledgers: 1, keys: 1, summary: 1 })
+          .lean<EntryHeadFields>()
+          .exec(),
+      );
+      if (!entry) return head;
+      head = fold(accountId, head, seq, entry);
+    }
+  }
+
+  /**
+   * Appends the figures of an account whose head has none (written before they were kept): its history up to
+   * that head folded, with its notes' keys and its active payment instruction. Inserted as the next entry, so
+   * of concurrent attempts one is written and the others find it (their insert is a duplicate).
+   */
+  private async addFigures(accountId: Types.ObjectId, head: StoredHead): Promise<void> {
+    const [history, facts] = await Promise.all([
+      this.history(accountId, head.seq),
+      this.deps.legacyFacts(accountId),
+    ]);
+    if (!history || history.head.seq !== head.seq) return;
+    const notes = facts.noteKeys.map(noteKey).filter((key) => !head.keys.has(key));
+    const figured = figuresFromHistory(
+      head.ledgers,
+      { ...history, keys: new Set([...head.keys, ...notes]) },
+      head.summary?.paymentInstruction ?? facts.paymentInstruction,
+    );
+    const seq = head.seq + 1;
+    const now = new Date();
+    const doc = this.entryDocument(accountId, seq, 'figures', { ...figured, keys: notes, records: {} }, now);
+    const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
+    if (outcome === 'inserted') await this.raiseHint(accountId.toHexString(), seq);
+  }
+
+  private async headState(accountId: Types.ObjectId): Promise<JournalState | null> {
+    const head = await this.head(accountId);
+    return head && { seq: head.seq, ledgers: head.ledgers, summary: head.summary };
+  }
+
+  private async readState(hex: string, seq: number): Promise<StoredState | null> {
+    const entry = await retryTransient(() =>
+      this.model
+        .findById(journalEntryId(hex, seq), { ledgers: 1, summary: 1 })
+        .lean<EntryStateFields>()
+        .exec(),
+    );
+    return entry && { seq, ...parseState(entry) };
+  }
+
+  /**
+   * Raises the account's head hint to `seq`. Best effort: a hint left behind (this write failed, the process
+   * died first) only costs a reader a probe more, and the next append raises it.
+   */
+  private async raiseHint(hex: string, seq: number): Promise<void> {
+    const hints = this.deps.hints;
+    if (!hints) return;
+    await hints.updateOne({ _id: hex }, { $max: { seq } }, { upsert: true }).catch(() => undefined);
+  }
 }
 
-/** The head after entry `seq`: its ledgers, and the keys so far plus its own (a new set: heads are shared). */
+type StoredState = { seq: number; ledgers: readonly StoredLedger[]; summary: AccountSummary | null };
+
+/** Whether an entry carries the figures (every entry written since they are kept does, with its summary). */
+function hasFigures<H extends { summary: AccountSummary | null; ledgers: readonly StoredLedger[] }>(
+  head: H,
+): head is H & { summary: AccountSummary; ledgers: readonly LedgerState[] } {
+  return head.summary !== null && head.ledgers.every((l) => l.digest !== undefined);
+}
+
+function parseState(entry: EntryStateFields): Omit<StoredState, 'seq'> {
+  const ledgers = (JSON.parse(entry.ledgers) as StoredLedger[]).sort((a, b) => a.position - b.position);
+  const summary = entry.summary ? (JSON.parse(entry.summary) as AccountSummary) : null;
+  return { ledgers, summary };
+}
+
+/** The head after entry `seq`: its ledgers and summary, the keys so far plus its own (a new set: heads are shared). */
 function fold(
   accountId: Types.ObjectId,
-  previous: JournalHead | null,
+  previous: StoredHead | null,
   seq: number,
-  entry: Pick<JournalEntryDoc, 'ledgers' | 'keys'>,
-): JournalHead {
+  entry: Pick<JournalEntryDoc, 'ledgers' | 'keys' | 'summary'>,
+): StoredHead {
   const added = JSON.parse(entry.keys) as string[];
   const keys = new Set(previous?.keys);
   for (const key of added) keys.add(key);
-  const ledgers = (JSON.parse(entry.ledgers) as LedgerState[]).sort((a, b) => a.position - b.position);
-  return { accountId, seq, ledgers, keys };
+  return { accountId, seq, ...parseState(entry), keys };
 }
 
 /** The ledger a request names, else the account's first one; undefined when there is none. */

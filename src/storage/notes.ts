@@ -37,26 +37,37 @@ export async function insertNotes(models: Models, notes: NoteDocument[], now: Da
 }
 
 /**
- * The earliest creation time of the account's notes with each content hash (undated imports match a note of
- * any date). The one note query that is not by `_id`: FerretDB v1 answers it by reading the collection, so
- * it is made only for undated notes; on MongoDB the (accountId, contentHash) index serves it.
+ * The earliest of the account's notes with each content hash (undated imports match a note of any date): its
+ * creation time and dedup key. One of the two note queries that are not by `_id`: FerretDB v1 answers it by
+ * reading the collection, so it is made only for undated notes; on MongoDB the (accountId, contentHash) index
+ * serves it.
  */
 export async function earliestByContent(
   models: Models,
   accountId: Types.ObjectId,
   contentHashes: readonly string[],
-): Promise<Map<string, Date>> {
-  const found = new Map<string, Date>();
+): Promise<Map<string, { createdAt: Date; dedupKey: string }>> {
+  const found = new Map<string, { createdAt: Date; dedupKey: string }>();
   if (contentHashes.length === 0) return found;
   const notes = await models.Note.find(
     { accountId, contentHash: { $in: contentHashes } },
-    { contentHash: 1, noteCreatedAt: 1 },
+    { contentHash: 1, noteCreatedAt: 1, dedupKey: 1 },
   )
     .sort({ noteCreatedAt: 1 })
     .lean();
   for (const n of notes)
-    if (n.contentHash && !found.has(n.contentHash)) found.set(n.contentHash, n.noteCreatedAt);
+    if (n.contentHash && !found.has(n.contentHash))
+      found.set(n.contentHash, { createdAt: n.noteCreatedAt, dedupKey: n.dedupKey });
   return found;
+}
+
+/**
+ * The dedup keys of every note of the account. The other note query not by `_id` (a collection read on
+ * FerretDB v1): made once per account written before note counts were kept (see `ledger-journal.ts`).
+ */
+export async function listNoteKeys(models: Models, accountId: Types.ObjectId): Promise<string[]> {
+  const notes = await models.Note.find({ accountId }, { dedupKey: 1, _id: 0 }).lean();
+  return notes.map((n) => n.dedupKey);
 }
 
 /** Notes by dedup key, read by `_id` with bounded concurrency (null where there is none). */

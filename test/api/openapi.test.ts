@@ -5,10 +5,10 @@ import {
   VALIDATED_EXAMPLE_PATH,
 } from '../../scripts/gen-api-examples.js';
 import { validatedAccountExample } from '../../src/api/openapi/answers.js';
-import { examples } from '../../src/api/openapi/examples.js';
+import { EXAMPLE_V2_ACCOUNT, examples } from '../../src/api/openapi/examples.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
-import { EXAMPLE_SUPPLIER, EXAMPLE_TEAM } from '../../src/api/openapi/account-example.js';
+import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER, EXAMPLE_TEAM } from '../../src/api/openapi/account-example.js';
 import { DEMO, seedDemo } from '../../src/admin/demo.js';
 import { enabledVendors } from '../../src/vendors/names.js';
 import { defaultCatalogueValues } from '../../src/domain/validation/catalogue.js';
@@ -184,6 +184,8 @@ describe('every request example of the document, sent to the running service in 
     getCohortProgressPerMinute: 200,
     getCohortProgress: 200,
     listCohortAccounts: 200,
+    getAccountReconciliation: 200,
+    reconcileAccounts: 200,
     getCatalogue: 200,
   };
 
@@ -198,6 +200,8 @@ describe('every request example of the document, sent to the running service in 
       }
       // The drill-down needs the status it opens.
       if (id === 'listCohortAccounts') url += '?status=PROCESSED';
+      // Here the v2 example account's task was cancelled: the v1 one is the created account to reconcile.
+      if (id === 'getAccountReconciliation') url = url.replace(EXAMPLE_V2_ACCOUNT, EXAMPLE_ACCOUNT);
       let payload = requestExample(operation) as Record<string, unknown> | undefined;
       // The token mutation's example carries a placeholder key; this organisation's real one replaces it.
       if (id === 'obtainToken') payload = { ...payload, variables: { input: { APIKey: tenant.apiKey } } };

@@ -93,6 +93,107 @@ const processed = {
 };
 const v2NotFound = error('not_found');
 
+// What reconciliation reads of both accounts once the guide's examples have run (the v1 account with every
+// post-import example, the v2 one as scheduled).
+const RECONCILED_AT = '2026-11-24T00:13:00Z';
+const reconciledV1 = {
+  import_supplier_code: EXAMPLE_SUPPLIER,
+  external_account_number: EXAMPLE_ACCOUNT,
+  kraken_account_number: EXAMPLE_ACCOUNT_NUMBER,
+  as_of: RECONCILED_AT,
+  ledgers: [
+    {
+      ledger_code: 'ELECTRICITY',
+      balance: '-7.50',
+      last_statement_balance: '-54.06',
+      last_statement_closing_date: '2025-03-31',
+      transactions: {
+        count: 24,
+        digest: '827df7466ade2294901f56d2e934eeb19ed7e6e26dfaa4618de987c1945a8c61',
+        by_origin: {
+          historical_statement: 13,
+          current_statement: 8,
+          imported: 3,
+          billing_document: 0,
+          additional_historical: 0,
+        },
+      },
+      billing_documents: 0,
+    },
+    {
+      ledger_code: 'GAS',
+      balance: '-12.10',
+      last_statement_balance: '-37.61',
+      last_statement_closing_date: '2025-03-31',
+      transactions: {
+        count: 23,
+        digest: '3d2e76b7d3852d2fd75d6ae374e200c4927bda04e2e15a24dccc5df9164b1374',
+        by_origin: {
+          historical_statement: 13,
+          current_statement: 8,
+          imported: 0,
+          billing_document: 1,
+          additional_historical: 1,
+        },
+      },
+      billing_documents: 1,
+    },
+  ],
+  statements: 2,
+  notes: 4,
+  payment_instruction: {
+    vendor: 'SIMULATED',
+    status: 'ACTIVE',
+  },
+};
+const reconciledV2 = {
+  import_supplier_code: EXAMPLE_SUPPLIER,
+  external_account_number: EXAMPLE_V2_ACCOUNT,
+  kraken_account_number: EXAMPLE_V2_ACCOUNT_NUMBER,
+  as_of: RECONCILED_AT,
+  ledgers: [
+    {
+      ledger_code: 'ELECTRICITY',
+      balance: '-12.10',
+      last_statement_balance: '-54.06',
+      last_statement_closing_date: '2025-03-31',
+      transactions: {
+        count: 21,
+        digest: 'afc17be8848e26e871cc0a73d2f933f19df8cec1a6fe8b7e82f3792f76a1321b',
+        by_origin: {
+          historical_statement: 13,
+          current_statement: 8,
+          imported: 0,
+          billing_document: 0,
+          additional_historical: 0,
+        },
+      },
+      billing_documents: 0,
+    },
+    {
+      ledger_code: 'GAS',
+      balance: '-12.10',
+      last_statement_balance: '-37.61',
+      last_statement_closing_date: '2025-03-31',
+      transactions: {
+        count: 21,
+        digest: '46aa0b7ff01cdb7ca85e59feb4894d1511f6433d0387d688d6d1c8f1400b7dc1',
+        by_origin: {
+          historical_statement: 13,
+          current_statement: 8,
+          imported: 0,
+          billing_document: 0,
+          additional_historical: 0,
+        },
+      },
+      billing_documents: 0,
+    },
+  ],
+  statements: 1,
+  notes: 1,
+  payment_instruction: null,
+};
+
 export const answers: Record<string, Record<string, unknown>> = {
   obtainToken: {
     200: {
@@ -332,6 +433,28 @@ export const answers: Record<string, Record<string, unknown>> = {
     ],
     400: tooLong('external_account_number'),
     404: v2NotFound,
+  },
+  getAccountReconciliation: {
+    200: reconciledV1,
+    400: tooLong('external_account_number'),
+    404: error('account_not_found'),
+  },
+  reconcileAccounts: {
+    200: {
+      results: [
+        reconciledV1,
+        reconciledV2,
+        { external_account_number: 'ACC-2025-000999', error: { code: 'not_found' } },
+      ],
+    },
+    400: fieldError('too_many_items', [
+      {
+        detail: 'Ensure this list has no more than 500 items.',
+        code: 'too_many_items',
+        attr: 'external_account_numbers',
+      },
+    ]),
+    404: error('import_supplier_not_found'),
   },
   // After ./scripts/up.sh: the default lists, and SIMULATED, the vendor it enables that needs no key.
   getCatalogue: { 200: { ...defaultCatalogueValues, payment_instruction_vendor: ['SIMULATED'] } },

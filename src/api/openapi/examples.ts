@@ -123,6 +123,11 @@ export const examples = {
     },
     task_params: { is_dry_run: false, schedule_window_start: null, schedule_window_end: null },
   },
+  /** Reconciliation: both accounts of the examples, and one the supplier never staged. */
+  reconciliation: {
+    import_supplier_code: EXAMPLE_SUPPLIER,
+    external_account_numbers: [EXAMPLE_ACCOUNT, EXAMPLE_V2_ACCOUNT, 'ACC-2025-000999'],
+  },
   params: {
     code: EXAMPLE_SUPPLIER,
     external: EXAMPLE_ACCOUNT,
