@@ -62,7 +62,7 @@ export {
  *
  * Reconciliation reads the newest entry only (`state`): every entry carries each ledger's figures and the
  * account's (`journal-figures.ts`). It finds that entry from a per-account hint (`models/journal-head.ts`,
- * raised with `$max` after each append, best effort) and probes forward from it, so the read costs a few reads
+ * raised with `$max` every `HINT_STRIDE` entries, best effort) and probes forward from it, so the read costs a few reads
  * by `_id` whatever the account's history, and never folds the keys. An account written before the figures were
  * kept (its newest entry has no `summary`) gets them once: its history is folded and the result appended as a
  * `figures` entry, by the same unique-`_id` insert as any write (`head` does it before any writer decides).
@@ -125,6 +125,13 @@ type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summa
 type EntryStateFields = Pick<JournalEntryDoc, 'ledgers' | 'summary'>;
 
 const MAX_ATTEMPTS = 25;
+
+/**
+ * Appends raise the head hint every this many entries (an update each time: on FerretDB it costs about what an
+ * insert does), so a read probes at most this many entries past it, and an import request pays the update a
+ * quarter of the time. A read that walked this far raises it itself.
+ */
+const HINT_STRIDE = 4;
 
 export class LedgerJournal {
   /** Heads this process has read or written, by account; bounded by the number of keys they hold. */
@@ -196,14 +203,14 @@ export class LedgerJournal {
       const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
       if (outcome === 'inserted') {
         this.heads.set(hex, fold(accountId, head, seq, doc) as JournalHead);
-        await this.raiseHint(hex, seq);
+        if (seq % HINT_STRIDE === 0) await this.raiseHint(hex, seq);
         return result;
       }
       // Someone else's entry `seq`, or ours whose first answer was lost (a retried insert): the writer says.
       const there = await this.model.findById(doc._id, { writer: 1 }).lean<{ writer: string }>().exec();
       if (there?.writer === doc.writer) {
         this.heads.delete(hex);
-        await this.raiseHint(hex, seq);
+        if (seq % HINT_STRIDE === 0) await this.raiseHint(hex, seq);
         return result;
       }
     }
@@ -231,7 +238,7 @@ export class LedgerJournal {
     if (!at) return from === 0 ? null : this.headState(accountId);
     let last: StoredState = at;
     for (let probe = next; probe; probe = await this.readState(hex, last.seq + 1)) last = probe;
-    if (last.seq > (hint?.seq ?? 0)) await this.raiseHint(hex, last.seq);
+    if (last.seq - (hint?.seq ?? 0) >= HINT_STRIDE) await this.raiseHint(hex, last.seq);
     return hasFigures(last)
       ? { seq: last.seq, ledgers: last.ledgers, summary: last.summary }
       : this.headState(accountId);

@@ -164,28 +164,32 @@ describe('the head hint', () => {
       transactions: [payment(id)],
     });
 
-  it('follows the appends with $max, which never lowers it', async () => {
+  it('follows the appends every fourth entry with $max, which never lowers it', async () => {
     const { account } = await seedAccount(env, 'CNT-HINT');
     expect(await hintOf(account._id)).toBeUndefined();
     for (let i = 1; i <= 3; i++) expect((await importOne('CNT-HINT', `H-${i}`)).statusCode).toBe(201);
-    expect(await hintOf(account._id)).toBe(3);
+    // Entries 1 to 3 cost no update of the hint; entry 4 raises it.
+    expect(await hintOf(account._id)).toBeUndefined();
+    expect((await importOne('CNT-HINT', 'H-4')).statusCode).toBe(201);
+    expect(await hintOf(account._id)).toBe(4);
     // FerretDB v1 applies $max as MongoDB does.
     const { JournalHead } = env.t.app.db.models;
     await JournalHead.updateOne({ _id: account._id.toHexString() }, { $max: { seq: 1 } }, { upsert: true });
-    expect(await hintOf(account._id)).toBe(3);
+    expect(await hintOf(account._id)).toBe(4);
   });
 
   it('may lag: a reader probes forward from a stale hint to the head, and raises it', async () => {
     const { account } = await seedAccount(env, 'CNT-STALE');
-    for (let i = 1; i <= 4; i++) await importOne('CNT-STALE', `S-${i}`);
+    for (let i = 1; i <= 6; i++) await importOne('CNT-STALE', `S-${i}`);
     const before = await read('CNT-STALE');
     await env.t.app.db.models.JournalHead.updateOne({ _id: account._id.toHexString() }, { $set: { seq: 1 } });
     // A process that never wrote this account: no head of its own to start from.
     const cold = new LedgerJournal(env.t.app.db.models.JournalEntry);
     const state = await cold.state(account._id);
-    expect(state?.seq).toBe(4);
-    expect(state?.ledgers[0]?.transactionCount).toBe(4);
-    expect(await hintOf(account._id)).toBe(4);
+    expect(state?.seq).toBe(6);
+    expect(state?.ledgers[0]?.transactionCount).toBe(6);
+    // It walked 5 entries past the hint (at least the stride): it raised the hint.
+    expect(await hintOf(account._id)).toBe(6);
     expect(await read('CNT-STALE')).toEqual({ ...before, as_of: expect.any(String) });
   });
 

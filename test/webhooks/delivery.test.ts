@@ -236,7 +236,9 @@ describe('who receives what', () => {
     const unheard = await emit(ORG_B, { relay: false });
     expect(unheard.recorded.dispatched).toBe(true);
     expect(await dispatched(unheard.eventId)).toBe(true);
-    await relayEvents(t.app.queues.queue('webhooks'), [unheard.recorded], 'test', { models: t.app.db.models });
+    await relayEvents(t.app.queues.queue('webhooks'), [unheard.recorded], 'test', {
+      models: t.app.db.models,
+    });
     expect(await t.app.queues.queue('webhooks').getJobState(jobId('dispatch', unheard.eventId))).toBe(
       'unknown',
     );
