@@ -451,6 +451,8 @@ function page(chartJs: string, json: string): string {
 const data = ${json};
 const s = data.summary;
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = String(text); if (cls) e.className = cls; return e; };
+// A digest is 64 hex digits: its first 12 tell two apart on screen (the whole of it is in the results files).
+const short = (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? v.slice(0, 12) + '…' : v;
 const good = new Set(['created', 'already_imported', 'dry_run_ok', 'matched']);
 const warn = new Set(['skipped', 'supplier_closed', 'duplicate']);
 const duration = (sec) => sec < 60 ? (Math.round(sec * 10) / 10) + ' s' : Math.floor(sec / 60) + ' min ' + Math.round(sec % 60) + ' s';
@@ -512,7 +514,7 @@ const failures = document.querySelector('#failures tbody');
 document.getElementById('failnote').textContent = data.failures.length === 0 ? 'None.' : 'The first ' + data.failures.length + ' (every line is in results.jsonl and results.csv).';
 for (const f of data.failures) {
   const tr = el('tr');
-  const problems = [...f.errors.map((e) => e.code + ' @ ' + e.attr), ...(f.differences ?? []).map((d) => d.field + ': ' + d.expected + ' → ' + d.actual)];
+  const problems = [...f.errors.map((e) => e.code + ' @ ' + e.attr), ...(f.differences ?? []).map((d) => d.field + ': ' + short(d.expected) + ' → ' + short(d.actual))];
   tr.append(el('td', f.line), el('td', (f.import_supplier ?? '') + ' / ' + (f.external_account_number ?? '')), el('td', f.outcome), el('td', f.http_status ?? ''), el('td', problems.join(', ')));
   failures.append(tr);
 }
@@ -527,7 +529,7 @@ if (r) {
   for (const [field, f] of rows) {
     const tr = el('tr');
     tr.dataset.field = field;
-    tr.append(el('td'), el('td', f.accounts, 'num'), el('td', f.money_difference ?? '', 'num'), el('td', f.examples.map((x) => x.external_account_number + ' (' + x.expected + ' → ' + x.actual + ')').join(', ')));
+    tr.append(el('td'), el('td', f.accounts, 'num'), el('td', f.money_difference ?? '', 'num'), el('td', f.examples.map((x) => x.external_account_number + ' (' + short(x.expected) + ' → ' + short(x.actual) + ')').join(', ')));
     tr.firstChild.append(el('code', field));
     fields.append(tr);
   }
