@@ -73,5 +73,7 @@ export async function reconcileCohort(
     accounts.delete(accountKey(account.supplier, account.external));
     record(result);
   });
+  out.tally.batchMs = batchMs;
+  out.tally.batchSize = options.batchSize;
   return { interrupted: options.stop.aborted, batchMs, unreadable };
 }

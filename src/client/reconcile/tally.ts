@@ -30,6 +30,9 @@ export class DifferenceTally implements ReportExtension {
   private moneyCents = 0n;
   private compared = 0;
   inputs: InputCounts = {};
+  /** The batch requests' round trips (ms), for the summary's `read_back`. */
+  batchMs: number[] = [];
+  batchSize = 0;
 
   add(result: Result): void {
     if (COMPARED.has(result.outcome)) this.compared++;
@@ -74,6 +77,20 @@ export class DifferenceTally implements ReportExtension {
       money_difference: formatCents(this.moneyCents),
       by_field: byField,
       inputs: this.inputs,
+      read_back: readBackSummary(this.batchMs, this.batchSize),
     };
   }
+}
+
+/** How the service's side was read: batches, their round trip (p50, max), and per account of a full batch. */
+function readBackSummary(batchMs: readonly number[], batchSize: number) {
+  const sorted = [...batchMs].sort((a, b) => a - b);
+  const p50 = sorted.length === 0 ? 0 : sorted[Math.ceil(sorted.length / 2) - 1]!;
+  return {
+    batches: sorted.length,
+    batch_size: batchSize,
+    batch_ms_p50: Math.round(p50),
+    batch_ms_max: Math.round(sorted.at(-1) ?? 0),
+    ms_per_account_p50: batchSize > 0 ? Math.round((p50 / batchSize) * 100) / 100 : 0,
+  };
 }
