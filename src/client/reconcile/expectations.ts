@@ -57,12 +57,14 @@ export type Expectations = {
 
 /**
  * Reads the cohort and the post-import files. Cohort lines that name no comparable account (not JSON, not a
- * payload the service could have created, a repeat of an earlier account) are handed to `report` at once.
+ * payload the service could have created, a repeat of an earlier account) are handed to `report` at once; each
+ * account to compare is handed to `onAccount` as soon as its line is read (its service side can be read then).
  */
 export async function readExpectations(
   cohort: string,
   files: PostImportFiles,
   report: (result: Result) => void,
+  onAccount: (account: CohortAccount) => void = () => {},
 ): Promise<Expectations> {
   const accounts = new Map<string, CohortAccount>();
   const inputs: Expectations['inputs'] = {};
@@ -102,12 +104,14 @@ export async function readExpectations(
       continue;
     }
     cohortCounts.applied++;
-    accounts.set(key, {
+    const account: CohortAccount = {
       line: line.line,
       supplier: parsed.data.import_supplier,
       external: parsed.data.external_account_number,
       expectation: new AccountExpectation(parsed.data),
-    });
+    };
+    accounts.set(key, account);
+    onAccount(account);
   }
 
   for (const kind of postImportKinds) {
