@@ -8,9 +8,19 @@ import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { ApiClient, UsageError, type Answer } from './http.js';
 import { readJsonLines } from './input.js';
 import { migrateAccount } from './migrate.js';
-import { fieldErrors, successes, type FieldError, type Outcome, type Result } from './outcomes.js';
+import {
+  fieldErrors,
+  reconcileOutcomes,
+  successes,
+  type FieldError,
+  type Outcome,
+  type Result,
+} from './outcomes.js';
 import { Progress } from './progress.js';
-import { ReportWriter, type RunHistory, type Summary } from './report.js';
+import { ReportWriter, type ReportExtension, type RunHistory, type Summary } from './report.js';
+import { reconcileCohort } from './reconcile/command.js';
+import { MAX_BATCH } from './reconcile/read-back.js';
+import { DifferenceTally } from './reconcile/tally.js';
 import { commandLine, redact } from './command.js';
 import { loadClientConfig } from '../config.js';
 import { identify } from './identity.js';
@@ -81,7 +91,13 @@ const secrets = () => [loadClientConfig().IMPORT_API_KEY];
 function startReport(
   dir: string,
   options: Common & Record<string, unknown>,
-  extra: { history?: RunHistory; client?: ApiClient | null; state?: string } = {},
+  extra: {
+    history?: RunHistory;
+    client?: ApiClient | null;
+    state?: string;
+    outcomes?: readonly Outcome[];
+    extension?: ReportExtension;
+  } = {},
 ) {
   const effective = Object.fromEntries(
     Object.entries({ ...options, report: dir, ...(extra.state ? { state: extra.state } : {}) }).map(
@@ -96,6 +112,8 @@ function startReport(
     options: effective,
     history: extra.history,
     throttled: () => extra.client?.throttled ?? 0,
+    outcomes: extra.outcomes,
+    extension: extra.extension,
   });
   const mode = options.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
   const progress = new Progress(mode, null, report.counts);
@@ -105,14 +123,16 @@ function startReport(
 async function conclude(
   report: ReportWriter,
   progress: Progress,
-  extra: { interrupted: boolean },
+  extra: { interrupted: boolean; unreadableInputs?: number },
 ): Promise<void> {
   progress.stop();
   const summary = await report.finish(extra);
   process.stdout.write(JSON.stringify(summaryLine(summary, report.dir), null, 2) + '\n');
-  const ok = Object.entries(summary.by_outcome).every(
-    ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
-  );
+  const ok =
+    (extra.unreadableInputs ?? 0) === 0 &&
+    Object.entries(summary.by_outcome).every(
+      ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
+    );
   process.exitCode = extra.interrupted ? 130 : ok ? 0 : 1;
 }
 
@@ -129,6 +149,9 @@ function summaryLine(summary: Summary, dir: string) {
     accounts_per_s: summary.accounts_per_s,
     seconds: summary.seconds,
     interrupted: summary.interrupted,
+    ...(summary.reconciliation
+      ? { money_difference: summary.reconciliation.money_difference, inputs: summary.reconciliation.inputs }
+      : {}),
   };
 }
 
@@ -327,6 +350,65 @@ function postImportErrors(body: unknown) {
     ];
   return fieldErrors(body);
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+program
+  .command('reconcile <cohort>')
+  .description(
+    'compare what each account of a cohort should hold (from the files sent) with what the service holds',
+  )
+  .option('--transactions <file>', 'a transactions post-import file that was sent (repeatable)', collect, [])
+  .option('--billing-documents <file>', 'a billing documents post-import file (repeatable)', collect, [])
+  .option('--statements <file>', 'a statements post-import file (repeatable)', collect, [])
+  .option('--notes <file>', 'a notes post-import file (repeatable)', collect, [])
+  .option('--batch-size <n>', `accounts per request (at most ${MAX_BATCH})`, (v) => Number(v), MAX_BATCH)
+  .option('--concurrency <n>', 'batch requests in flight', (v) => Number(v), 4)
+  .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
+  .option('--quiet', 'print only the summary', false)
+  .action(
+    async (
+      cohort: string,
+      o: Common & {
+        transactions: string[];
+        billingDocuments: string[];
+        statements: string[];
+        notes: string[];
+        batchSize: number;
+        concurrency: number;
+      },
+    ) => {
+      if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > MAX_BATCH)
+        throw new UsageError(`--batch-size must be an integer from 1 to ${MAX_BATCH}`);
+      if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
+        throw new UsageError('--concurrency must be a positive integer');
+      const files = {
+        transactions: o.transactions,
+        'billing-documents': o.billingDocuments,
+        statements: o.statements,
+        notes: o.notes,
+      };
+      for (const file of [cohort, ...Object.values(files).flat()]) checkInput(file);
+      if ([cohort, ...Object.values(files).flat()].filter((f) => f === '-').length > 1)
+        throw new UsageError('standard input (-) can be read for one file only');
+      const client = api();
+      // The key is checked before anything is read: a refused key is a usage error, not a cohort of failures.
+      await client.organisation();
+      const tally = new DifferenceTally();
+      const { report, progress } = startReport(reportDir(o), o, {
+        client,
+        outcomes: reconcileOutcomes,
+        extension: tally,
+      });
+      const { interrupted, unreadable } = await reconcileCohort(
+        client,
+        { cohort, files },
+        { batchSize: o.batchSize, concurrency: o.concurrency, stop: stop.signal },
+        { report, progress, tally },
+      );
+      await conclude(report, progress, { interrupted, unreadableInputs: unreadable });
+    },
+  );
 
 program
   .command('status')

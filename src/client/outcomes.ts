@@ -1,4 +1,6 @@
-/** How an input line ended (the `outcome` of `results.jsonl`). */
+import type { Difference } from '../domain/reconciliation/compare.js';
+
+/** How an input line of `validate`, `migrate` or `post-import` ended (the `outcome` of `results.jsonl`). */
 export const outcomes = [
   'created',
   'already_imported',
@@ -9,10 +11,30 @@ export const outcomes = [
   'failed',
   'parse_error',
 ] as const;
-export type Outcome = (typeof outcomes)[number];
+
+/**
+ * How an account of `reconcile` ended: `matched`, `mismatched` (with its differences), `not_created` (the
+ * service has no created account), `duplicate` (a later line of an account the file already named), `failed`,
+ * `parse_error`. See docs/client.md, "Reconciling a cohort".
+ */
+export const reconcileOutcomes = [
+  'matched',
+  'mismatched',
+  'not_created',
+  'duplicate',
+  'failed',
+  'parse_error',
+] as const;
+
+export type Outcome = (typeof outcomes)[number] | (typeof reconcileOutcomes)[number];
 
 /** The outcomes that count as success for the exit code. */
-export const successes: ReadonlySet<Outcome> = new Set(['created', 'already_imported', 'dry_run_ok']);
+export const successes: ReadonlySet<Outcome> = new Set([
+  'created',
+  'already_imported',
+  'dry_run_ok',
+  'matched',
+]);
 
 export type FieldError = { code: string; attr: string };
 
@@ -26,6 +48,10 @@ export type Result = {
   errors: FieldError[];
   attempts: number;
   ms: number;
+  /** `reconcile` only: what differs between the expected figures and the service's (`mismatched`). */
+  differences?: Difference[];
+  /** `reconcile` only: the sum of |expected − actual| over the account's balances, exact ("12.30"). */
+  money_difference?: string;
   /**
    * `migrate` only: the line was not sent, the state says an earlier run on it ended with `outcome` (created or
    * already imported). Absent on lines this run handled.

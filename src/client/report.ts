@@ -96,6 +96,8 @@ export type Summary = {
   /** Every run of the history (this one last), without their per-second throughput. */
   runs: Omit<RunRecord, 'throughput'>[];
   total: Totals;
+  /** `reconcile` only: the differences by field and the money difference (see `client/reconcile/tally.ts`). */
+  reconciliation?: Record<string, unknown>;
 };
 
 export type ReportOptions = {
@@ -106,9 +108,22 @@ export type ReportOptions = {
   history?: RunHistory;
   /** How often the server asked the client to wait so far. */
   throttled?: () => number;
+  /** The outcomes the command can end a line with (default: those of validate, migrate and post-import). */
+  outcomes?: readonly Outcome[];
+  /** A section of its own in the summary and the page (reconcile's differences), fed every result. */
+  extension?: ReportExtension;
 };
 
-const zeroCounts = () => Object.fromEntries(outcomes.map((o) => [o, 0])) as Record<Outcome, number>;
+/** What a command adds to its report: a summary member and data its part of the page shows. */
+export interface ReportExtension {
+  /** The member of `summary.json` it fills. */
+  readonly name: string;
+  add(result: Result): void;
+  summary(): Record<string, unknown>;
+}
+
+const zeroCounts = (list: readonly Outcome[] = outcomes) =>
+  Object.fromEntries(list.map((o) => [o, 0])) as Record<Outcome, number>;
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 const rate = (n: number, seconds: number) => (seconds > 0 && n > 0 ? round(n / seconds, 1) : 0);
 
@@ -138,7 +153,7 @@ export class ReportWriter {
   private readonly jsonl: WriteStream;
   private readonly started = Date.now();
   /** Outcomes of the lines this run sent (lines done in an earlier run are in `skippedDoneEarlier`). */
-  readonly counts = zeroCounts();
+  readonly counts: Record<Outcome, number>;
   private readonly codes = new Map<string, Map<string, number>>();
   private readonly perSecond = new Map<number, number>();
   private readonly failures: Result[] = [];
@@ -152,6 +167,7 @@ export class ReportWriter {
     readonly dir: string,
     private readonly options: ReportOptions,
   ) {
+    this.counts = zeroCounts(options.outcomes);
     mkdirSync(dir, { recursive: true });
     keepEarlierReport(dir);
     this.jsonl = createWriteStream(join(dir, 'results.jsonl'));
@@ -180,6 +196,7 @@ export class ReportWriter {
       return;
     }
     this.counts[result.outcome]++;
+    this.options.extension?.add(result);
     const second = Math.floor((Date.now() - this.started) / 1000);
     this.perSecond.set(second, (this.perSecond.get(second) ?? 0) + 1);
     for (const { code, attr } of result.errors) {
@@ -224,7 +241,7 @@ export class ReportWriter {
     await new Promise<void>((resolve, reject) =>
       this.jsonl.end((err?: Error | null) => (err ? reject(err) : resolve())),
     );
-    await writeCsv(this.dir);
+    await writeCsv(this.dir, this.options.extension !== undefined);
     const record = this.record(extra.interrupted ? 'interrupted' : 'completed');
     this.history.saveRun(record);
     const runs = this.history.runs();
@@ -250,7 +267,8 @@ export class ReportWriter {
       server_throttled: record.server_throttled,
       interrupted: extra.interrupted,
       runs: runs.map(({ throughput: _, ...run }) => run),
-      total: totals(runs),
+      total: totals(runs, this.options.outcomes),
+      ...(this.options.extension ? { [this.options.extension.name]: this.options.extension.summary() } : {}),
     };
     writeFileSync(join(this.dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     writeFileSync(join(this.dir, 'report.html'), this.html(summary, runs));
@@ -276,8 +294,11 @@ export class ReportWriter {
 }
 
 /** Sums over `runs` (the rate: accounts sent in every run over the seconds of every run). */
-export function totals(runs: readonly Omit<RunRecord, 'throughput'>[]): Totals {
-  const byOutcome = zeroCounts();
+export function totals(
+  runs: readonly Omit<RunRecord, 'throughput'>[],
+  list: readonly Outcome[] = outcomes,
+): Totals {
+  const byOutcome = zeroCounts(list);
   let seconds = 0;
   let cpu = 0;
   let sent = 0;
@@ -287,7 +308,7 @@ export function totals(runs: readonly Omit<RunRecord, 'throughput'>[]): Totals {
     cpu += run.cpu_seconds;
     sent += run.sent;
     throttled += run.server_throttled;
-    for (const o of outcomes) byOutcome[o] += run.by_outcome[o] ?? 0;
+    for (const o of list) byOutcome[o] += run.by_outcome[o] ?? 0;
   }
   return {
     runs: runs.length,
@@ -354,7 +375,8 @@ function keepEarlierReport(dir: string): void {
   for (const f of present) renameSync(join(dir, f), join(target, f));
 }
 
-async function writeCsv(dir: string): Promise<void> {
+/** `results.csv` from `results.jsonl`; with `differences`, a column of them (`field=expected->actual`, by spaces). */
+async function writeCsv(dir: string, differences: boolean): Promise<void> {
   const lines = createInterface({ input: createReadStream(join(dir, 'results.jsonl')), crlfDelay: Infinity });
   async function* rows() {
     for await (const line of lines) {
@@ -364,6 +386,7 @@ async function writeCsv(dir: string): Promise<void> {
         ...r,
         errors: r.errors.map((e) => `${e.code}@${e.attr}`).join(' '),
         done_earlier: r.done_earlier ? 'true' : '',
+        differences: (r.differences ?? []).map((d) => `${d.field}=${d.expected}->${d.actual}`).join(' '),
       };
     }
   }
@@ -378,6 +401,7 @@ async function writeCsv(dir: string): Promise<void> {
     'attempts',
     'ms',
     'done_earlier',
+    ...(differences ? ['differences'] : []),
   ];
   await pipeline(rows(), stringify({ header: true, columns }), createWriteStream(join(dir, 'results.csv')));
 }
@@ -404,7 +428,7 @@ function page(chartJs: string, json: string): string {
   table { border-collapse: collapse; width: 100%; font-size: 13px; }
   th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid #e6e8ec; vertical-align: top; }
   th { color: #5b6475; font-weight: 600; } code { font-size: 12px; }
-  #runs td.num, #runs th.num { text-align: right; } #runs tr.current td { background: #eef4ff; } #runs tfoot td { font-weight: 600; border-bottom: 0; } #runs td:nth-child(2) { white-space: nowrap; }
+  #runs td.num, #runs th.num, #fields td.num, #fields th.num { text-align: right; } #runs tr.current td { background: #eef4ff; } #runs tfoot td { font-weight: 600; border-bottom: 0; } #runs td:nth-child(2) { white-space: nowrap; }
   .muted { color: #5b6475; font-size: 12px; }
 </style>
 </head>
@@ -417,6 +441,8 @@ function page(chartJs: string, json: string): string {
   <section><h2>Every run of this migration</h2><p class="muted" id="runsnote"></p>
     <table id="runs"><thead><tr><th>Run</th><th>Started</th><th class="num">Duration</th><th>Ended</th><th class="num">Lines read</th><th class="num">Skipped (done in an earlier run)</th><th class="num">Sent</th><th class="num">Succeeded</th><th class="num">Did not succeed</th><th class="num">Accounts/s</th><th class="num">CPU s</th><th class="num">Server waits</th></tr></thead><tbody></tbody><tfoot></tfoot></table></section>
   <section><h2>Throughput over every run (accounts sent and finished per second)</h2><p class="muted" id="chartnote"></p><canvas id="throughput" height="90"></canvas></section>
+  <section id="mismatches" hidden><h2>Mismatches by field</h2><p class="lead" id="moneyline"></p><p class="muted" id="mismatchnote"></p>
+    <table id="fields"><thead><tr><th>Field</th><th class="num">Accounts</th><th class="num">Money difference</th><th>First accounts (expected → actual)</th></tr></thead><tbody></tbody></table></section>
   <section><h2>Error codes of this run, most frequent first</h2><table id="codes"><thead><tr><th>Code</th><th>Count</th><th>Paths (attr)</th></tr></thead><tbody></tbody></table></section>
   <section><h2>Accounts that did not succeed in this run</h2><p class="muted" id="failnote"></p><table id="failures"><thead><tr><th>Line</th><th>Account</th><th>Outcome</th><th>HTTP</th><th>Errors</th></tr></thead><tbody></tbody></table></section>
 </main>
@@ -425,8 +451,10 @@ function page(chartJs: string, json: string): string {
 const data = ${json};
 const s = data.summary;
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = String(text); if (cls) e.className = cls; return e; };
-const good = new Set(['created', 'already_imported', 'dry_run_ok']);
-const warn = new Set(['skipped', 'supplier_closed']);
+// A digest is 64 hex digits: its first 12 tell two apart on screen (the whole of it is in the results files).
+const short = (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? v.slice(0, 12) + '…' : v;
+const good = new Set(['created', 'already_imported', 'dry_run_ok', 'matched']);
+const warn = new Set(['skipped', 'supplier_closed', 'duplicate']);
 const duration = (sec) => sec < 60 ? (Math.round(sec * 10) / 10) + ' s' : Math.floor(sec / 60) + ' min ' + Math.round(sec % 60) + ' s';
 const when = (iso) => iso ? iso.slice(0, 19).replace('T', ' ') + ' UTC' : '';
 const sum = (counts, keep) => Object.entries(counts).filter(([o]) => keep(o)).reduce((n, [, v]) => n + v, 0);
@@ -486,8 +514,25 @@ const failures = document.querySelector('#failures tbody');
 document.getElementById('failnote').textContent = data.failures.length === 0 ? 'None.' : 'The first ' + data.failures.length + ' (every line is in results.jsonl and results.csv).';
 for (const f of data.failures) {
   const tr = el('tr');
-  tr.append(el('td', f.line), el('td', (f.import_supplier ?? '') + ' / ' + (f.external_account_number ?? '')), el('td', f.outcome), el('td', f.http_status ?? ''), el('td', f.errors.map((e) => e.code + ' @ ' + e.attr).join(', ')));
+  const problems = [...f.errors.map((e) => e.code + ' @ ' + e.attr), ...(f.differences ?? []).map((d) => d.field + ': ' + short(d.expected) + ' → ' + short(d.actual))];
+  tr.append(el('td', f.line), el('td', (f.import_supplier ?? '') + ' / ' + (f.external_account_number ?? '')), el('td', f.outcome), el('td', f.http_status ?? ''), el('td', problems.join(', ')));
   failures.append(tr);
+}
+const r = s.reconciliation;
+if (r) {
+  document.getElementById('mismatches').hidden = false;
+  document.getElementById('moneyline').textContent = 'Total money difference: ' + r.money_difference + ' (the sum of |expected − actual| over every balance) · ' + r.accounts_compared + ' accounts compared, ' + (s.by_outcome.mismatched ?? 0) + ' mismatched';
+  document.getElementById('mismatchnote').textContent = 'Each field that differed, with how many accounts it differed on; expected values are worked out from the files sent, actual ones are the service’s.';
+  const fields = document.querySelector('#fields tbody');
+  const rows = Object.entries(r.by_field);
+  if (rows.length === 0) fields.append(Object.assign(el('tr'), { innerHTML: '<td colspan="4" class="muted">No differences.</td>' }));
+  for (const [field, f] of rows) {
+    const tr = el('tr');
+    tr.dataset.field = field;
+    tr.append(el('td'), el('td', f.accounts, 'num'), el('td', f.money_difference ?? '', 'num'), el('td', f.examples.map((x) => x.external_account_number + ' (' + short(x.expected) + ' → ' + short(x.actual) + ')').join(', ')));
+    tr.firstChild.append(el('code', field));
+    fields.append(tr);
+  }
 }
 </script>
 </body>

@@ -15,14 +15,8 @@ export const journalEntryKinds = [
   'figures',
 ] as const;
 
-/** Where a stored transaction came from; only `current_statement` and `imported` ones move the balance. */
-export const transactionOrigins = [
-  'historical_statement',
-  'current_statement',
-  'imported',
-  'billing_document',
-  'additional_historical',
-] as const;
+/** Where a stored transaction came from (the list lives in the domain, see `domain/reconciliation/origins.ts`). */
+export { transactionOrigins } from '../domain/reconciliation/origins.js';
 
 /**
  * One entry of an account's ledger journal: the append-only history of its ledgers (balances, open statement

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Schema, type InferSchemaType } from 'mongoose';
 
 /**
@@ -24,17 +23,5 @@ noteSchema.index({ accountId: 1, dedupKey: 1 }, { unique: true });
 noteSchema.index({ accountId: 1, contentHash: 1 });
 export type Note = InferSchemaType<typeof noteSchema>;
 
-/**
- * The dedup identity of a note: a hash of its content (body, document locations) plus its `created_at`
- * as given (YYYY-MM-DDTHH:MM:SSZ), or `*` when none was given. Hashing keeps index keys short for long bodies.
- */
-export function noteDedupKey(
-  body: string | null,
-  documentLocations: readonly string[],
-  createdAt: string | null,
-): { contentHash: string; dedupKey: string } {
-  const contentHash = createHash('sha256')
-    .update(JSON.stringify([body, documentLocations]))
-    .digest('hex');
-  return { contentHash, dedupKey: `${contentHash}|${createdAt ?? '*'}` };
-}
+/** The dedup identity of a note (shared with reconciliation's expected side, so it lives in the domain). */
+export { noteDedupKey } from '../domain/reconciliation/note-keys.js';

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
-import { noteDedupKey } from '../models/note.js';
+import { noteDedupKey, redatingNoteKey } from '../domain/reconciliation/note-keys.js';
 import type { Models } from '../models/index.js';
 import type { ImportNote, NoteResult, NotesImport } from '../schemas/post-import.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
@@ -175,10 +174,7 @@ export async function addRedatingNote(
   const body =
     `${transactionIds.length} imported transaction(s) on ledger ${ledger.code} were dated before its open statement period and ` +
     `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
-  const digest = createHash('sha256')
-    .update(JSON.stringify([ledger.code, [...transactionIds].sort()]))
-    .digest('hex');
-  const dedupKey = `system:redated-transactions:${digest}`;
+  const { digest, dedupKey } = redatingNoteKey(ledger.code, transactionIds);
   await insertNotes(
     models,
     [

@@ -13,6 +13,7 @@ import {
   type StoredTransaction,
 } from '../storage/ledger-journal.js';
 import type { Models } from '../models/index.js';
+import { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
 import { publishPostImport } from './events.js';
@@ -36,8 +37,8 @@ export type TransactionImportError = {
   transaction_data: RawTransaction;
 };
 
-/** Transactions that move the ledger balance; historical ones are already inside the last statement balance. */
-export const BALANCE_ORIGINS: ReadonlySet<string> = new Set(['current_statement', 'imported']);
+/** Transactions that move the ledger balance (shared with reconciliation's expected side). */
+export { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
 
 export type TransactionImport = {
   accountId: Types.ObjectId;
