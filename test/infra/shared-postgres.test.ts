@@ -52,7 +52,7 @@ it('pods whose FerretDB starts after the schema exists see each other’s writes
     now: new Date(),
   };
   expect((await stageAccount(podA.models, input)).status).toBe('created');
-  expect(await loadStagedPayload(podB.models, processKey('SHARED', 'PG-1'))).toBe(input.payload);
+  expect((await loadStagedPayload(podB.models, processKey('SHARED', 'PG-1')))?.text).toBe(input.payload);
   expect(await first.models.AccountImportProcess.countDocuments()).toBe(1);
 });
 

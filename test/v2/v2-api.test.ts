@@ -350,10 +350,11 @@ describe('v1 and v2 share one state and history', () => {
     await slots.acquire(identity.key, 'api');
     try {
       const before = await loadStagedPayload(models, identity.key);
+      expect(before?.text).toContain('"I-3"');
       const scheduled = await v2.schedule({ ...withTeam('I-3'), billing_name: 'Changed' });
       expect(scheduled.statusCode).toBe(400);
       expect(scheduled.json().code).toBe('account_import_in_progress');
-      expect(await loadStagedPayload(models, identity.key)).toBe(before);
+      expect(await loadStagedPayload(models, identity.key)).toEqual(before);
       expect((await v1.create('I-3')).json().code).toBe('account_import_in_progress');
       expect((await statusOf('I-3')).status).toBe('IN_PROGRESS');
     } finally {
