@@ -45,7 +45,8 @@ export function payloadHash(payload: string): string {
 
 /**
  * The staged payload of a process (serialized JSON), or null when nothing is staged. With `hash`, that
- * version of it: the current one if it still is, else the archived copy kept when it was replaced.
+ * version of it: the current one if it still is (one read, the usual case: a creation runs from the payload
+ * staged last), else the copy kept under its hash when it was replaced or staged deferred.
  */
 export async function loadStagedPayload(
   models: Models,
@@ -57,13 +58,14 @@ export async function loadStagedPayload(
     const doc = await payloads.findById(id).select({ payload: 1, validatedWith: 1 }).lean();
     return doc ? { text: unpackText(doc.payload), validatedWith: doc.validatedWith ?? null } : null;
   };
-  if (hash === undefined) return read(key);
+  const current = await read(key);
+  if (hash === undefined || (current !== null && payloadHash(current.text) === hash)) return current;
+  // Replaced since, or a deferred version not promoted yet: kept under its hash (never removed).
   const archived = await read(archiveKey(key, hash));
   if (archived !== null) return archived;
-  const current = await read(key);
-  if (current !== null && payloadHash(current.text) === hash) return current;
-  // Replaced between the two reads: a replacement archives the current payload before it writes its own.
-  return read(archiveKey(key, hash));
+  // Promoted between the two reads (a deferred version becomes the current one): read the current one again.
+  const now = await read(key);
+  return now !== null && payloadHash(now.text) === hash ? now : null;
 }
 
 /** Where a replaced payload is kept: `#` never occurs in a process key's supplier code. */

@@ -30,6 +30,18 @@ export async function runImportTaskJob(
   job: Job,
   ctx: WorkerContext,
 ): Promise<unknown> {
+  try {
+    return await runTask(data, job, ctx);
+  } catch (err) {
+    if (err instanceof NoProcess) return { ran: false, reason: 'no_process' };
+    throw err;
+  }
+}
+
+/** A task whose process does not exist (found on a path that needed it before the creation). */
+class NoProcess extends Error {}
+
+async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerContext): Promise<unknown> {
   const events = storageFor(ctx.db.models).events;
   const key = data.processId;
   const delay = async (until: number): Promise<never> => {
@@ -47,19 +59,25 @@ export async function runImportTaskJob(
       return delay(Date.now() + MISSING_EVENT_RETRY_MS);
     }
   }
-  const process = await findProcess(ctx.db.models, key);
-  if (!process) return { ran: false, reason: 'no_process' };
-  const identity = {
-    key,
-    organisationId: process.organisationId,
-    importSupplier: process.importSupplier,
-    externalAccountNumber: process.externalAccountNumber,
+  // The process itself is read here only on the rare paths that need it before the slot (a task whose event
+  // is missing, an expired window, a resumed run); the usual one leaves the read to the creation, which makes
+  // it while holding the slot (the read that decides).
+  let early: ReturnType<typeof findProcess> | null = null;
+  const identity = async () => {
+    const process = await (early ??= findProcess(ctx.db.models, key));
+    if (!process) throw new NoProcess();
+    return {
+      key,
+      organisationId: process.organisationId,
+      importSupplier: process.importSupplier,
+      externalAccountNumber: process.externalAccountNumber,
+    };
   };
   if (state.seq < data.taskId) {
     state = await events.state(key);
     // Still not there: the schedule gave up between queueing this job and recording its task. The position
     // is filled so that a schedule still on its way records its task after it (with a job of its own).
-    if (state.seq < data.taskId && (await events.voidPosition(identity, data.taskId, ctx.clock())))
+    if (state.seq < data.taskId && (await events.voidPosition(await identity(), data.taskId, ctx.clock())))
       return { ran: false, reason: 'not_scheduled' };
     state = await events.state(key);
   }
@@ -70,7 +88,9 @@ export async function runImportTaskJob(
   // imported yet (a crash between the two): the creation runs again and completes what is missing.
   const resuming =
     (state.status === 'IN_PROGRESS' && state.run === job.id) ||
-    (state.status === 'PROCESSED' && task?.id === data.taskId && !process.krakenAccountNumber);
+    (state.status === 'PROCESSED' &&
+      task?.id === data.taskId &&
+      !(await (early ??= findProcess(ctx.db.models, key)))?.krakenAccountNumber);
   if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
     return { ran: false, reason: 'superseded' };
 
@@ -81,7 +101,7 @@ export async function runImportTaskJob(
     if (now < Date.parse(task.windowStart)) return delay(Date.parse(task.windowStart));
     if (now > Date.parse(task.windowEnd)) {
       const expired = await events.append(
-        identity,
+        await identity(),
         (s) => ({ event: onWindowExpired(s, data.taskId), result: null }),
         ctx.clock(),
       );
