@@ -5,11 +5,13 @@ import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
-import { cpuMeter, latencySummary, round, type Scenario } from '../support.js';
+import { commandMeter, cpuMeter, latencySummary, round, type Scenario } from '../support.js';
 
 /** Realistic accounts scheduled per run: `BENCH_SCHEDULED_ACCOUNTS` (default 1,000). */
 const ACCOUNTS = Number(process.env.BENCH_SCHEDULED_ACCOUNTS ?? 1_000);
 const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
+/** `BENCH_SCHEDULED_WEBHOOK=0`: no endpoint subscribed (events written dispatched), to compare with v1's run. */
+const WEBHOOK = process.env.BENCH_SCHEDULED_WEBHOOK !== '0';
 /** Schedules in flight from the client (a schedule only stages and queues: it never waits for the creation). */
 const CLIENT_CONCURRENCY = 16;
 const WARM_UP = 100;
@@ -24,8 +26,8 @@ const scenario: Scenario = {
   name: 'scheduled',
   description:
     `v2 scheduled creation end to end (1 web + 1 worker process, creation limit ${LIMIT}): ${ACCOUNTS} realistic ` +
-    `accounts scheduled, each created and its complete-v1 webhook received and verified; accounts/s schedule → ` +
-    `PROCESSED, webhook delivery latency (event written → receiver), CPU per account of each process`,
+    `accounts scheduled, each created and its complete-v1 webhook received and verified (none subscribed with BENCH_SCHEDULED_WEBHOOK=0); accounts/s schedule → ` +
+    `PROCESSED, webhook delivery latency (event written → receiver), CPU and commands per account`,
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
@@ -54,11 +56,12 @@ const scenario: Scenario = {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    secret = (
-      await new WebhookOperations(e.app.db.models, config).add('Bench Org', receiverUrl, [
-        'data_import.import_process.complete-v1',
-      ])
-    ).secret;
+    if (WEBHOOK)
+      secret = (
+        await new WebhookOperations(e.app.db.models, config).add('Bench Org', receiverUrl, [
+          'data_import.import_process.complete-v1',
+        ])
+      ).secret;
 
     const port = await freePort();
     const base = childEnv(config, { WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -97,7 +100,7 @@ const scenario: Scenario = {
         });
       const waitFor = async (n: number, what: string) => {
         const deadline = Date.now() + 30 * 60_000;
-        while ((await processed()) < n || arrivals.size < n) {
+        while ((await processed()) < n || (WEBHOOK && arrivals.size < n)) {
           if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -111,7 +114,13 @@ const scenario: Scenario = {
       await waitFor(WARM_UP, 'the warm-up');
       const warmIds = new Set(arrivals.keys());
 
-      const cpu = cpuMeter({ database: env.dbPid, web: web.proc.pid, worker: worker.proc.pid });
+      const cpu = cpuMeter({
+        database: env.dbPid,
+        web: web.proc.pid,
+        worker: worker.proc.pid,
+        redis: env.redisPid,
+      });
+      const commands = await commandMeter(env);
       const externals = Array.from({ length: ACCOUNTS }, (_, i) => `SCH-${String(i).padStart(6, '0')}`);
       const scheduleMs: number[] = [];
       const started = Date.now();
@@ -132,10 +141,13 @@ const scenario: Scenario = {
         (ev) => !warmIds.has(ev.eventId) && ev.externalAccountNumber.startsWith('SCH-'),
       );
       const lastProcessed = Math.max(...measured.map((ev) => ev.occurredAt.getTime()));
-      const latencies = measured.map((ev) => arrivals.get(ev.eventId)! - ev.occurredAt.getTime());
+      const latencies = WEBHOOK
+        ? measured.map((ev) => arrivals.get(ev.eventId)! - ev.occurredAt.getTime())
+        : [];
       const seconds = (lastProcessed - started) / 1000;
       return {
         accounts: ACCOUNTS,
+        webhook_endpoint: WEBHOOK,
         creation_limit: LIMIT,
         client_concurrency: CLIENT_CONCURRENCY,
         schedule_seconds: round((allScheduled - started) / 1000, 1),
@@ -146,6 +158,8 @@ const scenario: Scenario = {
         webhooks_received: measured.length,
         invalid_signatures: invalidSignatures,
         cpu_ms_per_account: cpu.perItemMs(ACCOUNTS),
+        /** Database commands (FerretDB's counters) and Redis commands (INFO commandstats) per account. */
+        commands_per_account: await commands.perItem(ACCOUNTS),
       };
     } finally {
       agent.destroy();
