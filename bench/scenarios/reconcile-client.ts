@@ -3,26 +3,13 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Operations } from '../../src/admin/operations.js';
-import { accountIdFor } from '../../src/creation/create-account.js';
-import { buildJournalOpening, buildNotes, type RawPayload } from '../../src/creation/records.js';
-import { dayAfter } from '../../src/domain/dates.js';
-import {
-  defaultCatalogue,
-  validateAccount,
-  validateTransactionsImport,
-} from '../../src/domain/validation/index.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
-import { importTransactions } from '../../src/post-import/transactions.js';
-import { storageFor } from '../../src/storage/index.js';
-import { insertNotes } from '../../src/storage/notes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { creationEnv, pool, SUPPLIER } from '../creation-env.js';
+import { IMPORTED_TRANSACTIONS, seedAccount, seedContext } from '../reconciliation-seed.js';
 import { processCpuSeconds, round, type Scenario } from '../support.js';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 2_000);
-const IMPORTED_TRANSACTIONS = 30;
 const SEED_CONCURRENCY = 16;
 const root = resolve(import.meta.dirname, '../..');
 
@@ -129,42 +116,7 @@ const external = (i: number) => `RC-${String(i).padStart(6, '0')}`;
  * cohort file and the transactions file the client reads (the same bodies the use case was given).
  */
 async function seed(e: Awaited<ReturnType<typeof creationEnv>>, dir: string) {
-  const { models } = e.app.db;
-  const journal = storageFor(models).journal;
-  const locks = new AccountLocks(e.app.redis, e.app.config.QUEUE_PREFIX);
-  const supplier = (await models.ImportSupplier.findOne({ code: SUPPLIER }).lean())!;
-  const ctx = { region: 'ES', catalogue: defaultCatalogue, today: new Date().toISOString().slice(0, 10) };
-  const raw = JSON.parse(JSON.stringify({ ...e.template, import_supplier: SUPPLIER })) as RawPayload & {
-    ledgers: Array<{ last_statement_closing_date: string }>;
-  };
-  const account = validateAccount(raw, ctx);
-  if (!account.ok) throw new Error(`template: ${JSON.stringify(account.errors).slice(0, 300)}`);
-  const open = dayAfter(raw.ledgers[0]!.last_statement_closing_date);
-  const day = (n: number) =>
-    new Date(Date.parse(`${open}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-  const rawTransactions = Array.from({ length: IMPORTED_TRANSACTIONS }, (_, i) =>
-    i % 3
-      ? {
-          transaction_id: `IMP-${i}`,
-          transaction_date: day(i),
-          amount: '12.40',
-          type: 'PAYMENT',
-          payment_type: 'BANK_TRANSFER',
-        }
-      : {
-          transaction_id: `IMP-${i}`,
-          transaction_date: day(i),
-          amount: 3.05,
-          type: 'CHARGE',
-          reason: 'LATE_PAYMENT_FEE',
-        },
-  );
-  const checked = validateTransactionsImport(
-    { import_supplier: SUPPLIER, external_account_number: 'TEMPLATE', transactions: rawTransactions },
-    ctx,
-  );
-  if (!checked.ok) throw new Error(`transactions: ${JSON.stringify(checked.errors).slice(0, 300)}`);
-
+  const context = await seedContext(e);
   const cohort = join(dir, 'cohort.jsonl');
   const transactions = join(dir, 'transactions.jsonl');
   const cohortOut = createWriteStream(cohort);
@@ -175,38 +127,7 @@ async function seed(e: Awaited<ReturnType<typeof creationEnv>>, dir: string) {
     SEED_CONCURRENCY,
     async (i) => {
       const ext = external(i);
-      const processId = processKey(SUPPLIER, ext);
-      const accountId = accountIdFor(processId);
-      const records = { accountId, bucket: 'bench-bucket', documentRoot: 'bench' };
-      await Promise.all([
-        journal.open(accountId, buildJournalOpening(account.data, raw, records), now),
-        insertNotes(models, buildNotes(account.data, records), now),
-      ]);
-      await models.AccountImportProcess.create({
-        _id: processId,
-        organisationId: supplier.organisationId,
-        importSupplier: SUPPLIER,
-        externalAccountNumber: ext,
-        stagedAt: now,
-        krakenAccountNumber: `A-${i.toString(16).toUpperCase().padStart(8, '0')}`,
-        accountCreatedAt: now,
-      });
-      const outcome = await importTransactions(
-        models,
-        journal,
-        locks,
-        {
-          accountId,
-          ledgerCode: undefined,
-          transactions: checked.data.transactions,
-          raws: rawTransactions,
-          checkPreviouslyAdded: true,
-          forceAddToCurrentStatement: true,
-          dryRun: false,
-        },
-        now,
-      );
-      if (!outcome.ok) throw new Error(`transactions: ${JSON.stringify(outcome)}`);
+      await seedAccount(context, i, ext, now);
       cohortOut.write(
         JSON.stringify({ ...e.template, import_supplier: SUPPLIER, external_account_number: ext }) + '\n',
       );
@@ -214,7 +135,7 @@ async function seed(e: Awaited<ReturnType<typeof creationEnv>>, dir: string) {
         JSON.stringify({
           import_supplier: SUPPLIER,
           external_account_number: ext,
-          transactions: rawTransactions,
+          transactions: context.rawTransactions,
         }) + '\n',
       );
     },

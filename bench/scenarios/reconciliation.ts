@@ -1,24 +1,11 @@
 import { Agent, request } from 'node:http';
 import { createApiServer } from '../../src/api/instance.js';
-import { accountIdFor } from '../../src/creation/create-account.js';
-import { buildJournalOpening, buildNotes, type RawPayload } from '../../src/creation/records.js';
-import { dayAfter } from '../../src/domain/dates.js';
-import {
-  defaultCatalogue,
-  validateAccount,
-  validateNotesImport,
-  validateStatementsImport,
-  validateTransactionsImport,
-} from '../../src/domain/validation/index.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
+import { validateNotesImport, validateStatementsImport } from '../../src/domain/validation/index.js';
 import { importNotes } from '../../src/post-import/notes.js';
 import { recordInstruction } from '../../src/post-import/payment-instructions.js';
 import { importStatements } from '../../src/post-import/statements.js';
-import { importTransactions } from '../../src/post-import/transactions.js';
-import { storageFor } from '../../src/storage/index.js';
-import { insertNotes } from '../../src/storage/notes.js';
 import { creationEnv, pool, SUPPLIER } from '../creation-env.js';
+import { IMPORTED_TRANSACTIONS, seedAccount, seedContext } from '../reconciliation-seed.js';
 import { commandMeter, cpuMeter, latencySummary, round, type Scenario } from '../support.js';
 
 const ACCOUNTS = Number(process.env.BENCH_RECON_ACCOUNTS ?? 1_000);
@@ -26,8 +13,6 @@ const BATCH = 500;
 const ROUNDS = Number(process.env.BENCH_RECON_ROUNDS ?? 5);
 const SINGLE_READS = 200;
 const SEED_CONCURRENCY = 16;
-/** What each account gets after its creation (realistic-account.md): transactions, statements, notes, one instruction. */
-const IMPORTED_TRANSACTIONS = 30;
 
 /**
  * Reconciliation's read-back (issue 21): `POST /v2/data-import/accounts/reconciliation/` in batches of 500 over
@@ -164,40 +149,9 @@ function check(body: Results, numbers: string[], transactions: number[]) {
  * onto it through the post-import use cases. Returns the transaction count each ledger ends with.
  */
 async function seed(e: Awaited<ReturnType<typeof creationEnv>>): Promise<number[]> {
-  const { models } = e.app.db;
-  const journal = storageFor(models).journal;
-  const locks = new AccountLocks(e.app.redis, e.app.config.QUEUE_PREFIX);
-  const supplier = (await models.ImportSupplier.findOne({ code: SUPPLIER }).lean())!;
-  const ctx = { region: 'ES', catalogue: defaultCatalogue, today: new Date().toISOString().slice(0, 10) };
-  const raw = JSON.parse(JSON.stringify({ ...e.template, import_supplier: SUPPLIER })) as RawPayload & {
-    ledgers: Array<{ last_statement_closing_date: string }>;
-  };
-  const account = validateAccount(raw, ctx);
-  if (!account.ok) throw new Error(`template: ${JSON.stringify(account.errors).slice(0, 300)}`);
-  const open = dayAfter(raw.ledgers[0]!.last_statement_closing_date)!;
-  const day = (n: number) =>
-    new Date(Date.parse(`${open}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+  const context = await seedContext(e);
+  const { models, journal, locks, ctx } = context;
   const key = { import_supplier: SUPPLIER, external_account_number: 'TEMPLATE' };
-  const rawTransactions = Array.from({ length: IMPORTED_TRANSACTIONS }, (_, i) =>
-    i % 3
-      ? {
-          transaction_id: `IMP-${i}`,
-          transaction_date: day(i),
-          amount: '12.40',
-          type: 'PAYMENT',
-          payment_type: 'BANK_TRANSFER',
-        }
-      : {
-          transaction_id: `IMP-${i}`,
-          transaction_date: day(i),
-          amount: '3.05',
-          type: 'CHARGE',
-          reason: 'LATE_PAYMENT_FEE',
-        },
-  );
-  const transactions = valid(
-    validateTransactionsImport({ ...key, transactions: rawTransactions }, ctx),
-  ).transactions;
   const statements = valid(
     validateStatementsImport(
       {
@@ -232,39 +186,7 @@ async function seed(e: Awaited<ReturnType<typeof creationEnv>>): Promise<number[
     Array.from({ length: ACCOUNTS }, (_, i) => i),
     SEED_CONCURRENCY,
     async (i) => {
-      const ext = external(i);
-      const processId = processKey(SUPPLIER, ext);
-      const accountId = accountIdFor(processId);
-      const records = { accountId, bucket: 'bench-bucket', documentRoot: 'bench' };
-      await Promise.all([
-        journal.open(accountId, buildJournalOpening(account.data, raw, records), now),
-        insertNotes(models, buildNotes(account.data, records), now),
-      ]);
-      await models.AccountImportProcess.create({
-        _id: processId,
-        organisationId: supplier.organisationId,
-        importSupplier: SUPPLIER,
-        externalAccountNumber: ext,
-        stagedAt: now,
-        krakenAccountNumber: `A-${i.toString(16).toUpperCase().padStart(8, '0')}`,
-        accountCreatedAt: now,
-      });
-      const outcome = await importTransactions(
-        models,
-        journal,
-        locks,
-        {
-          accountId,
-          ledgerCode: undefined,
-          transactions,
-          raws: rawTransactions,
-          checkPreviouslyAdded: true,
-          forceAddToCurrentStatement: true,
-          dryRun: false,
-        },
-        now,
-      );
-      if (!outcome.ok) throw new Error(`transactions: ${JSON.stringify(outcome)}`);
+      const accountId = await seedAccount(context, i, external(i), now);
       await importStatements(journal, locks, accountId, statements, (p) => p, now);
       await importNotes(models, journal, locks, accountId, notes, (p) => p, now);
       await recordInstruction(
@@ -275,7 +197,7 @@ async function seed(e: Awaited<ReturnType<typeof creationEnv>>): Promise<number[
       );
     },
   );
-  const ledgers = account.data.ledgers ?? [];
+  const ledgers = context.account.ledgers ?? [];
   return ledgers.map(
     (l, i) =>
       (l.historical_statement_transactions?.length ?? 0) +
