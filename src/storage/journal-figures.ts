@@ -1,5 +1,9 @@
 import { DigestAccumulator, EMPTY_DIGEST } from '../domain/reconciliation/digest.js';
-import { transactionOrigins } from '../models/journal-entry.js';
+import {
+  zeroOriginCounts,
+  type OriginCounts,
+  type TransactionOrigin,
+} from '../domain/reconciliation/origins.js';
 
 /**
  * The figures reconciliation reads (`src/reconciliation/`), kept in the ledger journal's own state so that
@@ -14,8 +18,7 @@ import { transactionOrigins } from '../models/journal-entry.js';
  * (`n:<dedup key>`), which the writer of a note adds after the note is written (see `post-import/notes.ts`).
  */
 
-export type TransactionOrigin = (typeof transactionOrigins)[number];
-export type OriginCounts = Record<TransactionOrigin, number>;
+export type { OriginCounts, TransactionOrigin };
 
 /** A ledger's reconciliation figures after an entry. */
 export type LedgerFigures = {
@@ -42,8 +45,7 @@ export const noteKey = (dedupKey: string) => `n:${dedupKey}`;
 export const EMPTY_SUMMARY: AccountSummary = { statements: 0, notes: 0, paymentInstruction: null };
 
 export function zeroFigures(): LedgerFigures {
-  const byOrigin = Object.fromEntries(transactionOrigins.map((o) => [o, 0])) as OriginCounts;
-  return { transactionCount: 0, byOrigin, digest: EMPTY_DIGEST, billingDocumentCount: 0 };
+  return { transactionCount: 0, byOrigin: zeroOriginCounts(), digest: EMPTY_DIGEST, billingDocumentCount: 0 };
 }
 
 type FigureRecords = {

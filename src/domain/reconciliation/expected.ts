@@ -11,7 +11,7 @@ import type {
   TransactionsImportFacts,
 } from './inputs.js';
 import { noteDedupKey, redatingNoteKey } from './note-keys.js';
-import { BALANCE_ORIGINS, transactionOrigins, type TransactionOrigin } from './origins.js';
+import { BALANCE_ORIGINS, zeroOriginCounts, type OriginCounts, type TransactionOrigin } from './origins.js';
 
 /**
  * What an account should hold, worked out on the legacy side from the data that was sent: the account payload,
@@ -41,7 +41,7 @@ const SIGN: Readonly<Record<TransactionType, 1n | -1n>> = {
   SUPPLY_CHARGE: -1n,
 };
 
-export type OriginCounts = Record<TransactionOrigin, number>;
+export type { OriginCounts } from './origins.js';
 
 /** One ledger's expected figures. */
 export type ExpectedLedger = {
@@ -58,7 +58,7 @@ export type ExpectedFigures = { ledgers: ExpectedLedger[]; statements: number; n
 /** A ledger while the account's data is applied. */
 class LedgerTally {
   transactionCount = 0;
-  readonly byOrigin = Object.fromEntries(transactionOrigins.map((o) => [o, 0])) as OriginCounts;
+  readonly byOrigin = zeroOriginCounts();
   readonly digest = new DigestAccumulator();
   readonly billingDocuments = new Set<string>();
 

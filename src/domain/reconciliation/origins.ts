@@ -11,6 +11,13 @@ export const transactionOrigins = [
 ] as const;
 export type TransactionOrigin = (typeof transactionOrigins)[number];
 
+/** A ledger's transaction count by origin. */
+export type OriginCounts = Record<TransactionOrigin, number>;
+
+export function zeroOriginCounts(): OriginCounts {
+  return Object.fromEntries(transactionOrigins.map((o) => [o, 0])) as OriginCounts;
+}
+
 /**
  * The origins that move the ledger balance: the payload's `ledger_balance` already holds its current statement
  * transactions, historical ones are inside the last statement balance, and billing documents are history too,
