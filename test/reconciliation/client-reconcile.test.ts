@@ -103,6 +103,27 @@ let files: {
   sentTransactions: Record<string, unknown>[];
 };
 
+/** `reconcile` of a cohort and a transactions file, with the statements, notes and billing documents sent. */
+const reconcile = (cohort: string, transactions: string, report: string) =>
+  runClient(
+    [
+      'reconcile',
+      cohort,
+      '--transactions',
+      transactions,
+      '--statements',
+      files.statements,
+      '--notes',
+      files.notes,
+      '--billing-documents',
+      files.billing,
+      '--report',
+      report,
+      '--quiet',
+    ],
+    env,
+  );
+
 describe('import-client reconcile', () => {
   it(
     'finds every account of a migrated and post-imported cohort matched, from the files that were sent',
@@ -214,24 +235,7 @@ describe('import-client reconcile', () => {
       files = { cohort, transactions, statements, notes, billing, sentTransactions };
 
       const report = join(dir, 'reconciled');
-      const run = await runClient(
-        [
-          'reconcile',
-          cohort,
-          '--transactions',
-          transactions,
-          '--statements',
-          statements,
-          '--notes',
-          notes,
-          '--billing-documents',
-          billing,
-          '--report',
-          report,
-          '--quiet',
-        ],
-        env,
-      );
+      const run = await reconcile(cohort, transactions, report);
       expect(run.code, run.stderr).toBe(0);
       const got = results(report);
       expect(got.map((r) => [r.external_account_number, r.outcome]).sort()).toEqual(
@@ -310,24 +314,7 @@ describe('import-client reconcile', () => {
         }),
       ]);
       const report = join(dir, 'reconciled-legacy');
-      const run = await runClient(
-        [
-          'reconcile',
-          cohort,
-          '--transactions',
-          transactions,
-          '--statements',
-          files.statements,
-          '--notes',
-          files.notes,
-          '--billing-documents',
-          files.billing,
-          '--report',
-          report,
-          '--quiet',
-        ],
-        env,
-      );
+      const run = await reconcile(cohort, transactions, report);
       expect(run.code, run.stderr).toBe(1);
 
       // What the service holds on each account's first ledger, worked out here from what was sent.
