@@ -66,7 +66,8 @@ export async function runLines(
   return { interrupted };
 }
 
-function errorCode(err: unknown): string {
+/** The code a request that got no answer is reported with: the network error's, else `client_error`. */
+export function errorCode(err: unknown): string {
   const cause = (err as { cause?: { code?: string } }).cause?.code;
   return cause ? `network_error_${cause.toLowerCase()}` : 'client_error';
 }

@@ -1,5 +1,6 @@
 import type { ActualFigures } from '../../domain/reconciliation/compare.js';
 import type { ApiClient } from '../http.js';
+import { errorCode } from '../run.js';
 import type { CohortAccount } from './expectations.js';
 
 /** The most accounts one batch request may name (the service answers 400 `too_many_items` beyond). */
@@ -92,11 +93,7 @@ export class BatchReader {
         },
       ));
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
-      failure = {
-        code: cause ? `network_error_${cause.toLowerCase()}` : 'client_error',
-        attr: 'non_field_errors',
-      };
+      failure = { code: errorCode(err), attr: 'non_field_errors' };
     }
     const ms = performance.now() - started;
     this.batchMs.push(ms);
