@@ -1,5 +1,5 @@
 import { accountIdFor } from '../src/creation/create-account.js';
-import { buildJournalOpening, buildNotes, type RawPayload } from '../src/creation/records.js';
+import { buildJournalOpening, buildNotes } from '../src/creation/records.js';
 import { dayAfter } from '../src/domain/dates.js';
 import {
   defaultCatalogue,
@@ -31,7 +31,7 @@ export async function seedContext(e: Env) {
   const locks = new AccountLocks(e.app.redis, e.app.config.QUEUE_PREFIX);
   const supplier = (await models.ImportSupplier.findOne({ code: SUPPLIER }).lean())!;
   const ctx = { region: 'ES', catalogue: defaultCatalogue, today: new Date().toISOString().slice(0, 10) };
-  const raw = JSON.parse(JSON.stringify({ ...e.template, import_supplier: SUPPLIER })) as RawPayload & {
+  const raw = JSON.parse(JSON.stringify({ ...e.template, import_supplier: SUPPLIER })) as {
     ledgers: Array<{ last_statement_closing_date: string }>;
   };
   const account = validateAccount(raw, ctx);
@@ -69,7 +69,6 @@ export async function seedContext(e: Env) {
     locks,
     supplier,
     ctx,
-    raw,
     account: account.data,
     rawTransactions,
     transactions: checked.data.transactions,
@@ -84,7 +83,7 @@ export async function seedAccount(seed: SeedContext, i: number, ext: string, now
   const accountId = accountIdFor(processId);
   const records = { accountId, bucket: 'bench-bucket', documentRoot: 'bench' };
   await Promise.all([
-    seed.journal.open(accountId, buildJournalOpening(seed.account, seed.raw, records), now),
+    seed.journal.open(accountId, buildJournalOpening(seed.account, records), now),
     insertNotes(seed.models, buildNotes(seed.account, records), now),
   ]);
   await seed.models.AccountImportProcess.create({

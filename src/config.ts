@@ -128,6 +128,12 @@ export const configSchema = z.object({
     .pipe(z.array(z.number().int().min(0)).min(0).max(50)),
   /** Allows webhook URLs that are http:// or resolve to loopback/private/link-local addresses (dev and tests). */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  /**
+   * How long after `webhook add` an endpoint starts receiving events. Event writers remember an organisation's
+   * endpoints for half of it (0: read them for every event), so none is missed whatever the writer remembered;
+   * the pods' clocks must agree within half of it.
+   */
+  WEBHOOK_ACTIVATION_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   /** Deliveries in flight per endpoint across the worker fleet: a slow endpoint never takes every worker slot. */
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).default(4),
   /** How often the outbox is swept for events whose dispatch job was never queued. */

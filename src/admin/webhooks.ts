@@ -10,6 +10,7 @@ import { jobCatalog, retention } from '../jobs/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { sealSecret } from '../webhooks/secret-box.js';
+import { activeFromOf } from '../storage/webhooks.js';
 import { OperatorError } from './operations.js';
 
 /** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
@@ -30,6 +31,7 @@ export class WebhookOperations {
       | 'QUEUE_PREFIX'
       | 'WEBHOOK_SECRET_KEY'
       | 'API_KEY_HASH_SECRET'
+      | 'WEBHOOK_ACTIVATION_DELAY_MS'
     >,
   ) {}
 
@@ -53,8 +55,17 @@ export class WebhookOperations {
       events: [...new Set(events)],
       // Encrypted at rest: shown once here, never stored in clear.
       secret: sealSecret(secret, this.config),
+      // Events occurring from then on are its own: by then every event writer has let go of what it
+      // remembered of the organisation's endpoints before this one (see `WebhookStore.anySubscribed`).
+      activeFrom: new Date(Date.now() + this.config.WEBHOOK_ACTIVATION_DELAY_MS),
     });
-    return { id: doc.id as string, url: doc.url, events: doc.events, secret };
+    return {
+      id: doc.id as string,
+      url: doc.url,
+      events: doc.events,
+      active_from: doc.activeFrom!.toISOString(),
+      secret,
+    };
   }
 
   async list(orgName: string) {
@@ -67,6 +78,7 @@ export class WebhookOperations {
       url: r.url,
       events: r.events,
       created_at: r.createdAt?.toISOString() ?? null,
+      active_from: activeFromOf(r)?.toISOString() ?? null,
     }));
   }
 

@@ -5,26 +5,18 @@ import { Command, CommanderError, Option } from 'commander';
 import { buildCatalogue } from '../domain/validation/catalogue.js';
 import { validateAccount } from '../domain/validation/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
-import { ApiClient, UsageError, type Answer } from './http.js';
+import { ApiClient, UsageError } from './http.js';
 import { readJsonLines } from './input.js';
 import { migrateAccount } from './migrate.js';
-import {
-  fieldErrors,
-  reconcileOutcomes,
-  successes,
-  type FieldError,
-  type Outcome,
-  type Result,
-} from './outcomes.js';
-import { Progress } from './progress.js';
-import { ReportWriter, type ReportExtension, type RunHistory, type Summary } from './report.js';
+import { fieldErrors, reconcileOutcomes, type Result } from './outcomes.js';
+import { conclude, reportDir, startReport, type Common } from './command-report.js';
 import { reconcileCohort } from './reconcile/command.js';
 import { MAX_BATCH } from './reconcile/read-back.js';
 import { DifferenceTally } from './reconcile/tally.js';
-import { commandLine, redact } from './command.js';
 import { loadClientConfig } from '../config.js';
 import { identify } from './identity.js';
 import { runLines } from './run.js';
+import { postImportErrors, sentLine } from './sent-line.js';
 import { ResumeState } from './state.js';
 
 /**
@@ -61,8 +53,6 @@ function api(): ApiClient {
   return client;
 }
 
-type Common = { report?: string; quiet?: boolean };
-
 function checkInput(file: string): void {
   if (file === '-') return;
   try {
@@ -70,89 +60,6 @@ function checkInput(file: string): void {
   } catch {
     throw new UsageError(`cannot read ${file}`);
   }
-}
-
-/** The report folder: `--report`, else `import-report-<UTC timestamp>` in the current folder. */
-function reportDir(options: Common): string {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return resolve(options.report ?? `import-report-${stamp}`);
-}
-
-/** The secrets a report must never show: the API key (the token is recognised by its shape, see command.ts). */
-const secrets = () => [loadClientConfig().IMPORT_API_KEY];
-
-/**
- * The report and the progress of a command: the command line as it was given and the options in effect
- * (paths resolved), both with secrets redacted; the runs of `history` when there is one.
- */
-function startReport(
-  dir: string,
-  options: Common & Record<string, unknown>,
-  extra: {
-    history?: RunHistory;
-    client?: ApiClient | null;
-    state?: string;
-    outcomes?: readonly Outcome[];
-    extension?: ReportExtension;
-  } = {},
-) {
-  const effective = Object.fromEntries(
-    Object.entries({ ...options, report: dir, ...(extra.state ? { state: extra.state } : {}) }).map(
-      ([k, v]) => [
-        k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
-        typeof v === 'string' ? redact(v, secrets()) : v,
-      ],
-    ),
-  );
-  const report = new ReportWriter(dir, {
-    command: commandLine('import-client', process.argv.slice(2), secrets()),
-    options: effective,
-    history: extra.history,
-    throttled: () => extra.client?.throttled ?? 0,
-    outcomes: extra.outcomes,
-    extension: extra.extension,
-  });
-  const mode = options.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
-  const progress = new Progress(mode, null, report.counts);
-  return { report, progress };
-}
-
-async function conclude(
-  report: ReportWriter,
-  progress: Progress,
-  extra: { interrupted: boolean; unreadableInputs?: number },
-): Promise<void> {
-  progress.stop();
-  const summary = await report.finish(extra);
-  process.stdout.write(JSON.stringify(summaryLine(summary, report.dir), null, 2) + '\n');
-  const ok =
-    (extra.unreadableInputs ?? 0) === 0 &&
-    Object.entries(summary.by_outcome).every(
-      ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
-    );
-  process.exitCode = extra.interrupted ? 130 : ok ? 0 : 1;
-}
-
-function summaryLine(summary: Summary, dir: string) {
-  const counts = Object.fromEntries(Object.entries(summary.by_outcome).filter(([, n]) => n > 0));
-  return {
-    report: dir,
-    run: summary.run,
-    runs: summary.total.runs,
-    lines: summary.lines,
-    skipped_done_earlier: summary.skipped_done_earlier,
-    sent: summary.sent,
-    outcomes: counts,
-    accounts_per_s: summary.accounts_per_s,
-    seconds: summary.seconds,
-    interrupted: summary.interrupted,
-    ...(summary.reconciliation
-      ? { money_difference: summary.reconciliation.money_difference, inputs: summary.reconciliation.inputs }
-      : {}),
-  };
 }
 
 const program = new Command('import-client')
@@ -315,41 +222,6 @@ program
     );
     await conclude(report, progress, { interrupted });
   });
-
-/** A line sent as one request: `success` on a 2xx, `validation_failed` on a 400, else `failed`. */
-function sentLine(
-  line: number,
-  value: unknown,
-  answer: Answer,
-  started: number,
-  success: Outcome,
-  errorsOf: (body: unknown) => FieldError[],
-): Result {
-  const ok = answer.status >= 200 && answer.status < 300;
-  return {
-    line,
-    ...identify(value),
-    outcome: ok ? success : answer.status === 400 ? 'validation_failed' : 'failed',
-    http_status: answer.status,
-    kraken_account_number: null,
-    errors: ok ? [] : errorsOf(answer.body),
-    attempts: answer.attempts,
-    ms: Date.now() - started,
-  };
-}
-
-/** The transaction import's own 400 names the failing transaction's status; the others use the error body. */
-function postImportErrors(body: unknown) {
-  const b = body as { status?: string; transaction_data?: { transaction_id?: string } } | null;
-  if (b?.status === 'TRANSACTION_IMPORT_ERROR')
-    return [
-      {
-        code: 'TRANSACTION_IMPORT_ERROR',
-        attr: `transaction_id:${b.transaction_data?.transaction_id ?? ''}`,
-      },
-    ];
-  return fieldErrors(body);
-}
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { UsageError } from './http.js';
 import type { Outcome, Result } from './outcomes.js';
-import type { RunHistory, RunRecord } from './report.js';
+import type { RunHistory, RunRecord } from './run-history.js';
 
 /**
  * What a state's results depend on: the service, the organisation (the API key's) and the options that change

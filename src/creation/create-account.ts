@@ -11,13 +11,7 @@ import type { Database } from '../infra/mongo.js';
 import type { AccountPayload } from '../schemas/account.js';
 import { loadStagedPayload, payloadHash } from './staging.js';
 import type { StagedText } from '../storage/import-processes.js';
-import {
-  accountFields,
-  buildJournalOpening,
-  buildNotes,
-  type RawPayload,
-  type RecordContext,
-} from './records.js';
+import { accountFields, buildJournalOpening, buildNotes, type RecordContext } from './records.js';
 import { derivedId } from '../models/record-ids.js';
 import { findAccount, insertAccount, type AccountRow } from '../storage/accounts.js';
 import { insertNotes } from '../storage/notes.js';
@@ -219,9 +213,7 @@ async function createFromProcess(
 
   if (!staged) return refuse('import_process_does_not_exist');
   const validationContext = creationValidationContext(deps.config, supplier.region, deps.clock());
-  // Parsed once: validation reads its input without changing it, and the records echo it as received.
-  let raw = JSON.parse(staged.text) as RawPayload;
-  let validated = validateStaged(raw, staged.validatedWith, validationContext);
+  let validated = validateStaged(JSON.parse(staged.text), staged.validatedWith, validationContext);
   const sendEmail = supplier.sendMigrationEmail === true;
   await input.beforeWrites?.();
 
@@ -236,7 +228,7 @@ async function createFromProcess(
     const data = validated.data;
     // Everything up to the writes, including the models' own validation of every document.
     const ctx = recordContext(new Types.ObjectId());
-    buildJournalOpening(data, raw, ctx);
+    buildJournalOpening(data, ctx);
     // Rejects with the model's ValidationError, as a real insert would.
     await Promise.all(buildNotes(data, ctx).map((doc) => new models.Note(doc).validate()));
     return refuse('dry_run_rolled_back');
@@ -269,14 +261,13 @@ async function createFromProcess(
   if (!account) return recordInvalid(models, process._id, validated.ok ? [] : validated.errors);
   const original = await originalPayload(models, process._id, account, sourceHash);
   if (original !== null) {
-    raw = JSON.parse(original.text) as RawPayload;
-    validated = validateStaged(raw, original.validatedWith, validationContext);
+    validated = validateStaged(JSON.parse(original.text), original.validatedWith, validationContext);
   }
   if (!validated.ok) return recordInvalid(models, process._id, validated.errors);
   const data = validated.data;
 
   const ctx = recordContext(account._id);
-  await writeRecords(deps.db, data, raw, ctx, deps.clock());
+  await writeRecords(deps.db, data, ctx, deps.clock());
 
   const created = {
     ok: true as const,
@@ -300,16 +291,10 @@ async function createFromProcess(
 }
 
 /** The account's records: notes, and its ledger journal's first entry (ledgers, transactions, statements). */
-async function writeRecords(
-  db: Database,
-  data: AccountPayload,
-  raw: RawPayload,
-  ctx: RecordContext,
-  now: Date,
-) {
+async function writeRecords(db: Database, data: AccountPayload, ctx: RecordContext, now: Date) {
   await Promise.all([
     insertNotes(db.models, buildNotes(data, ctx), now),
-    storageFor(db.models).journal.open(ctx.accountId, buildJournalOpening(data, raw, ctx), now),
+    storageFor(db.models).journal.open(ctx.accountId, buildJournalOpening(data, ctx), now),
   ]);
 }
 

@@ -22,13 +22,6 @@ import {
  * creation converge (an insert of a document that already exists is a duplicate-key no-op).
  */
 
-export type RawPayload = {
-  ledgers?: Array<{
-    current_statement_transactions?: unknown[];
-    historical_statement_transactions?: unknown[];
-  }>;
-};
-
 export type RecordContext = { accountId: Types.ObjectId; bucket: string; documentRoot: string };
 
 /**
@@ -38,7 +31,6 @@ export type RecordContext = { accountId: Types.ObjectId; bucket: string; documen
  */
 export function buildJournalOpening(
   data: AccountPayload,
-  raw: RawPayload,
   ctx: RecordContext,
 ): { ledgers: LedgerBalances[]; keys: string[]; records: JournalRecords } {
   const ledgers: LedgerBalances[] = (data.ledgers ?? []).map((ledger, position) => ({
@@ -50,7 +42,7 @@ export function buildJournalOpening(
     balanceMinor: toMinor(ledger.ledger_balance),
     billingImportKey: null,
   }));
-  const transactions = buildTransactions(data, raw);
+  const transactions = buildTransactions(data);
   const statements = buildStatements(data, ctx);
   return {
     ledgers,
@@ -63,28 +55,16 @@ export function buildJournalOpening(
   };
 }
 
-function buildTransactions(data: AccountPayload, raw: RawPayload): StoredTransaction[] {
-  return (data.ledgers ?? []).flatMap((ledger, li) => {
-    const rawLedger = raw.ledgers?.[li];
-    return [
-      ...(ledger.historical_statement_transactions ?? []).map((tx, i) =>
-        storedTransaction(
-          ledger.ledger_code,
-          tx,
-          rawLedger?.historical_statement_transactions?.[i],
-          'historical_statement',
-        ),
-      ),
-      ...(ledger.current_statement_transactions ?? []).map((tx, i) =>
-        storedTransaction(
-          ledger.ledger_code,
-          tx,
-          rawLedger?.current_statement_transactions?.[i],
-          'current_statement',
-        ),
-      ),
-    ];
-  });
+/** The payload's transactions, without their text as received (the payload keeps it: `StoredTransaction.data`). */
+function buildTransactions(data: AccountPayload): StoredTransaction[] {
+  return (data.ledgers ?? []).flatMap((ledger) => [
+    ...(ledger.historical_statement_transactions ?? []).map((tx) =>
+      storedTransaction(ledger.ledger_code, tx, null, 'historical_statement'),
+    ),
+    ...(ledger.current_statement_transactions ?? []).map((tx) =>
+      storedTransaction(ledger.ledger_code, tx, null, 'current_statement'),
+    ),
+  ]);
 }
 
 export function buildNotes(data: AccountPayload, ctx: RecordContext) {

@@ -13,6 +13,9 @@ export type StageOutcome =
   | { status: 'already_imported'; krakenAccountNumber: string }
   | { status: 'skipped' };
 
+/** A process as staging decides on it. */
+export type StagedProcess = Awaited<ReturnType<typeof findProcess>>;
+
 export type StageInput = {
   organisationId: Types.ObjectId;
   importSupplier: string;
@@ -35,9 +38,11 @@ export async function stageAccount(
   models: Models,
   input: StageInput,
   mode: StageMode = 'replace',
+  /** The process as the caller has just read it (`findProcess`), so that it is not read twice. */
+  known?: { process: StagedProcess | null },
 ): Promise<StageOutcome> {
   const key = processKey(input.importSupplier, input.externalAccountNumber);
-  const existing = await findProcess(models, key);
+  const existing = known ? known.process : await findProcess(models, key);
   if (existing?.krakenAccountNumber)
     return { status: 'already_imported', krakenAccountNumber: existing.krakenAccountNumber };
   if (existing?.skipped) return { status: 'skipped' };

@@ -28,13 +28,19 @@ export const jobCatalog = {
     }),
     options: { attempts: 5, backoff: { type: 'exponential', delay: 200 } },
   },
-  /** A v2 scheduled creation: delayed until its window starts (see `creation/scheduled-task.ts`). */
+  /** A v2 scheduled creation: delayed until its window starts (see `workers/run-import-task.ts`). */
   'run-import-task': {
     queue: 'account-creation',
     data: z.object({
       processId: z.string(),
       /** The task: the history position of its SCHEDULED event. */
       taskId: z.number().int().nonnegative(),
+      /**
+       * The schedule found the history before the task fresh (`isFresh` in `domain/import-process/state.ts`):
+       * the task then reads the history from its own entry on, not from the start. A flag, not the state
+       * itself: the state may hold an error's text. Absent in jobs queued before it existed (read it all).
+       */
+      freshBefore: z.boolean().optional(),
       requestId,
     }),
     // Failures are retried by the task itself; a crash (stall) reruns it.
@@ -49,7 +55,15 @@ export const jobCatalog = {
   /** One delivery of an event to one endpoint; retries are the delivery's own (see `webhooks/deliver.ts`). */
   'deliver-webhook': {
     queue: 'webhooks',
-    data: z.object({ deliveryId: z.string(), requestId }),
+    data: z.object({
+      deliveryId: z.string(),
+      requestId,
+      /**
+       * What the delivery holds, given by the dispatch that inserted it (pending, no attempt yet), so that its
+       * first run need not read it. Dropped once an attempt is recorded; absent for replays and the sweep's.
+       */
+      fresh: z.object({ endpointId: z.string(), eventKey: z.string(), type: z.string() }).optional(),
+    }),
     options: { attempts: 3, backoff: { type: 'exponential', delay: 1_000 } },
   },
   /** The outbox sweep (a job scheduler on the webhook queue). */

@@ -12,6 +12,8 @@ export const webhookEndpointSchema = new Schema(
     events: { type: [String], default: [] },
     secret: { type: String, required: true },
     removedAt: { type: Date, default: null },
+    /** When it starts receiving events (added plus `WEBHOOK_ACTIVATION_DELAY_MS`); none: when it was added. */
+    activeFrom: { type: Date, default: null },
   },
   { timestamps: true, collection: 'webhook_endpoints' },
 );

@@ -3,11 +3,10 @@ import type { Types } from 'mongoose';
 import type { FieldError } from '../domain/validation/field-error.js';
 import type { BillingDocumentsImport } from '../schemas/post-import.js';
 import type { Transaction } from '../schemas/transaction.js';
+import { ledgerOf, withLedger } from '../storage/journal-state.js';
 import {
-  ledgerOf,
   storedTransaction,
   transactionKey,
-  withLedger,
   type LedgerJournal,
   type StoredBillingDocument,
 } from '../storage/ledger-journal.js';

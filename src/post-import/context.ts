@@ -67,7 +67,11 @@ export function postImportContext(deps: PostImportDeps): PostImportContext {
     catalogue: deploymentCatalogue(deps.config),
     documentBucket: deps.config.DOCUMENT_BUCKET,
     verificationWaitMs: deps.config.PAYMENT_VERIFICATION_WAIT_MS,
-    relay: (events, requestId) => relayEvents(deps.webhooks(), events, requestId, { models: deps.models }),
+    relay: (events, requestId) =>
+      relayEvents(deps.webhooks(), events, requestId, {
+        models: deps.models,
+        dispatch: { redis: deps.redis, prefix: deps.config.QUEUE_PREFIX, clock: deps.clock },
+      }),
     verifications: deps.verifications,
   };
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { accountIdFor } from '../creation/create-account.js';
 import { documentLocation as storageLocation } from '../domain/document-location.js';
 import { validationContextAt } from '../domain/validation/deployment.js';
@@ -19,10 +20,13 @@ export type PostImportSupplier = Pick<
 /** The caller's supplier with this code, or null (another organisation's supplier counts as none). */
 export type FindSupplier = (code: string) => Promise<PostImportSupplier | null>;
 
+/** What a post-import step knows of its account: what never changes once the account is created. */
+export type CreatedAccount = Pick<AccountRow, '_id' | 'number'>;
+
 /** A post-import request resolved: its `Ongoing` supplier, the created account, the validated body. */
 export type PostImportTarget<T> = {
   supplier: PostImportSupplier;
-  account: AccountRow;
+  account: CreatedAccount;
   data: T;
   request: PostImportRequest;
 };
@@ -67,18 +71,35 @@ export async function resolveTarget<T extends TargetBody>(
   return { ok: true, target: { supplier, account, data: result.data, request } };
 }
 
+/** The accounts found created, per database (processes and accounts by their key): see `findCreatedAccount`. */
+const createdAccounts = new WeakMap<Models, LRUCache<string, CreatedAccount>>();
+
 /**
  * A created account, or null for an unknown, staged-only or half-created one (creation crashed before its
- * last step, marking the process imported).
+ * last step, marking the process imported). Found once, it is remembered: a process once imported stays
+ * imported, and its account keeps its id and number for good, so what is remembered is never stale (a
+ * migration sends each account several post-import requests; each one after the first reads nothing here).
+ * Only what is found is remembered: an account not created yet is looked up again on every request.
  */
 export async function findCreatedAccount(
   models: Models,
   supplierCode: string,
   externalAccountNumber: string,
-): Promise<AccountRow | null> {
+): Promise<CreatedAccount | null> {
   const key = processKey(supplierCode, externalAccountNumber);
+  let known = createdAccounts.get(models);
+  if (!known) {
+    known = new LRUCache({ max: 100_000 });
+    createdAccounts.set(models, known);
+  }
+  const cached = known.get(key);
+  if (cached) return cached;
   const process = await findProcess(models, key);
-  return process?.krakenAccountNumber ? await findStoredAccount(models, accountIdFor(key)) : null;
+  const account = process?.krakenAccountNumber ? await findStoredAccount(models, accountIdFor(key)) : null;
+  if (!account) return null;
+  const created = { _id: account._id, number: account.number };
+  known.set(key, created);
+  return created;
 }
 
 /** Where a document of the target's supplier lives in object storage, by its path in a request. */

@@ -1,13 +1,11 @@
 import type { Types } from 'mongoose';
 import type { Transaction } from '../schemas/transaction.js';
 import type { TransactionsImport } from '../schemas/post-import.js';
+import { ledgerOf, withLedger, type JournalHead } from '../storage/journal-state.js';
 import {
-  ledgerOf,
   noteKey,
   storedTransaction,
   transactionKey,
-  withLedger,
-  type JournalHead,
   type LedgerJournal,
   type LedgerState,
   type StoredTransaction,

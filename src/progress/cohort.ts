@@ -71,9 +71,26 @@ export async function readProgress(
   const nowMinute = Math.floor(now.getTime() / 60_000);
   const [counts, minutes] = await Promise.all([
     counters.counts(supplier.code),
-    counters.minutes(supplier.code, nowMinute - 14, nowMinute),
+    counters.minutes(supplier.code, nowMinute - 15, nowMinute),
   ]);
   return describeProgress(supplier, counts, minutes, now);
+}
+
+/**
+ * Accounts processed per minute over the last 1, 5 and 15 minutes, from per-minute counts ending with the current
+ * minute (at least 16 of them). The last n minutes end now: this minute so far, the n − 1 whole minutes before it,
+ * and of the minute before those the part still inside the window (its accounts taken as spread evenly over it).
+ * Just after a minute begins, the last minute is then mostly the one before, not an empty one.
+ */
+export function ratesOf(minutes: readonly { P: number }[], now: Date) {
+  const elapsed = (now.getTime() % 60_000) / 60_000;
+  const processedIn = (n: number) => {
+    const inside = minutes.slice(-n).reduce((sum, m) => sum + m.P, 0);
+    const edge = minutes.at(-n - 1)?.P ?? 0;
+    return inside + edge * (1 - elapsed);
+  };
+  const rate = (n: number) => Math.round((processedIn(n) / n) * 10) / 10;
+  return { perMinute: { last_1m: rate(1), last_5m: rate(5), last_15m: rate(15) }, processedIn };
 }
 
 function describeProgress(
@@ -87,10 +104,7 @@ function describeProgress(
     number
   >;
   const total = processStatuses.reduce((sum, s) => sum + accounts[s], 0);
-  // The current minute counts as a whole one: "the last minute" is this one so far and the one before it.
-  const processedIn = (n: number) => minutes.slice(-n).reduce((sum, m) => sum + m.P, 0);
-  const rate = (n: number) => Math.round((processedIn(n) / n) * 10) / 10;
-  const perMinute = { last_1m: rate(1), last_5m: rate(5), last_15m: rate(15) };
+  const { perMinute, processedIn } = ratesOf(minutes, now);
   const waiting = accounts.PENDING + accounts.IN_PROGRESS;
   const eta_seconds = perMinute.last_5m > 0 ? Math.round((waiting / (processedIn(5) / 5)) * 60) : null;
   return {

@@ -14,7 +14,7 @@ import {
 } from '../schemas/reconciliation.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
-import type { JournalState } from '../storage/ledger-journal.js';
+import type { JournalState } from '../storage/journal-state.js';
 
 /**
  * Reconciliation's read-back: what the platform holds for created accounts, in the form the legacy side

@@ -41,8 +41,12 @@ export type StoredTransaction = {
   /** The historical billing document it belongs to (its identifier), if any. */
   billingDocument: string | null;
   note: string | null;
-  /** The transaction as received, so it can be echoed exactly. */
-  data: Record<string, unknown>;
+  /**
+   * The transaction as received, so it can be echoed exactly: kept for imported transactions. A payload's
+   * are not kept again (they made up half of an account's first entry): the payload the account was created
+   * from holds them as received, for good (under the account's `sourceHash`). Entries written before keep it.
+   */
+  data?: Record<string, unknown>;
 };
 
 export type StoredStatement = {
@@ -72,7 +76,10 @@ export type JournalRecords = {
   billingDocuments?: StoredBillingDocument[];
 };
 
-/** A transaction as the journal stores it: exact amount text, signed cents, the payload as received. */
+/**
+ * A transaction as the journal stores it: exact amount text, signed cents, and (unless `raw` is null: a
+ * payload's transaction, see `StoredTransaction.data`) the transaction as received.
+ */
 export function storedTransaction(
   ledgerCode: string,
   t: Transaction,
@@ -96,6 +103,6 @@ export function storedTransaction(
     origin,
     billingDocument: extra.billingDocument ?? null,
     note: extra.note !== undefined ? extra.note : (t.note ?? null),
-    data: (raw ?? t) as Record<string, unknown>,
+    ...(raw === null ? {} : { data: (raw ?? t) as Record<string, unknown> }),
   };
 }

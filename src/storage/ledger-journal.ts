@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
-import { journalEntryId, type JournalEntryDoc, type journalEntryKinds } from '../models/journal-entry.js';
+import { journalEntryId, type JournalEntryDoc } from '../models/journal-entry.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import {
   EMPTY_SUMMARY,
@@ -11,20 +11,24 @@ import {
   withFigures,
   zeroFigures,
   type AccountSummary,
-  type PaymentInstructionSummary,
 } from './journal-figures.js';
 import { depsOf, type JournalDeps } from './journal-deps.js';
+import {
+  fold,
+  hasFigures,
+  parseState,
+  type AccountHistory,
+  type Decision,
+  type EntryStateFields,
+  type JournalEntryKind,
+  type JournalHead,
+  type JournalState,
+  type StoredHead,
+  type StoredState,
+} from './journal-state.js';
 import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
-import type {
-  JournalRecords,
-  LedgerBalances,
-  LedgerState,
-  StoredBillingDocument,
-  StoredLedger,
-  StoredStatement,
-  StoredTransaction,
-} from './journal-records.js';
+import type { JournalRecords, LedgerBalances, StoredLedger } from './journal-records.js';
 
 export { noteKey, statementKey, transactionKey, type TransactionOrigin } from './journal-figures.js';
 export {
@@ -68,52 +72,6 @@ export {
  * `figures` entry, by the same unique-`_id` insert as any write (`head` does it before any writer decides).
  */
 
-export type JournalEntryKind = (typeof journalEntryKinds)[number];
-
-/** The newest entry of an account's journal, as far as it is known, with its figures. */
-export type JournalHead = {
-  readonly accountId: Types.ObjectId;
-  readonly seq: number;
-  /** Ordered by position. */
-  readonly ledgers: readonly LedgerState[];
-  readonly summary: AccountSummary;
-  /** The natural keys of every entry up to this one. */
-  readonly keys: ReadonlySet<string>;
-};
-
-/** An entry as read, with the keys of every entry up to it: entries written before figures were kept have none. */
-export type StoredHead = Omit<JournalHead, 'ledgers' | 'summary'> & {
-  readonly ledgers: readonly StoredLedger[];
-  readonly summary: AccountSummary | null;
-};
-
-/** What reconciliation reads of an account: its newest entry's ledgers (by position) and summary. */
-export type JournalState = {
-  readonly seq: number;
-  readonly ledgers: readonly LedgerState[];
-  readonly summary: AccountSummary;
-};
-
-export type JournalWrite = {
-  kind: Exclude<JournalEntryKind, 'opened' | 'figures'>;
-  /** Every ledger's balances after the write (the journal adds the figures of what it adds). */
-  ledgers: readonly LedgerState[];
-  keys: readonly string[];
-  records: JournalRecords;
-  /** The account's active payment instruction, when the write records it. */
-  paymentInstruction?: PaymentInstructionSummary;
-};
-
-/** What a writer decided from a head: an entry to append (or none), and what to answer once it is written. */
-export type Decision<T> = { write: JournalWrite | null; result: T };
-
-export type AccountHistory = {
-  head: StoredHead;
-  transactions: StoredTransaction[];
-  statements: StoredStatement[];
-  billingDocuments: StoredBillingDocument[];
-};
-
 /** More conflicting writers in a row than `append` retries: the caller answers "busy, retry". */
 export class JournalContention extends Error {
   constructor(accountId: Types.ObjectId) {
@@ -122,7 +80,6 @@ export class JournalContention extends Error {
 }
 
 type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summary'>;
-type EntryStateFields = Pick<JournalEntryDoc, 'ledgers' | 'summary'>;
 
 const MAX_ATTEMPTS = 25;
 
@@ -359,42 +316,4 @@ export class LedgerJournal {
     if (!hints) return;
     await hints.updateOne({ _id: hex }, { $max: { seq } }, { upsert: true }).catch(() => undefined);
   }
-}
-
-type StoredState = { seq: number; ledgers: readonly StoredLedger[]; summary: AccountSummary | null };
-
-/** Whether an entry carries the figures (every entry written since they are kept does, with its summary). */
-function hasFigures<H extends { summary: AccountSummary | null; ledgers: readonly StoredLedger[] }>(
-  head: H,
-): head is H & { summary: AccountSummary; ledgers: readonly LedgerState[] } {
-  return head.summary !== null && head.ledgers.every((l) => l.digest !== undefined);
-}
-
-function parseState(entry: EntryStateFields): Omit<StoredState, 'seq'> {
-  const ledgers = (JSON.parse(entry.ledgers) as StoredLedger[]).sort((a, b) => a.position - b.position);
-  const summary = entry.summary ? (JSON.parse(entry.summary) as AccountSummary) : null;
-  return { ledgers, summary };
-}
-
-/** The head after entry `seq`: its ledgers and summary, the keys so far plus its own (a new set: heads are shared). */
-function fold(
-  accountId: Types.ObjectId,
-  previous: StoredHead | null,
-  seq: number,
-  entry: Pick<JournalEntryDoc, 'ledgers' | 'keys' | 'summary'>,
-): StoredHead {
-  const added = JSON.parse(entry.keys) as string[];
-  const keys = new Set(previous?.keys);
-  for (const key of added) keys.add(key);
-  return { accountId, seq, ...parseState(entry), keys };
-}
-
-/** The ledger a request names, else the account's first one; undefined when there is none. */
-export function ledgerOf(head: JournalHead, code: string | undefined): LedgerState | undefined {
-  return code === undefined ? head.ledgers[0] : head.ledgers.find((l) => l.code === code);
-}
-
-/** The head's ledgers with one replaced. */
-export function withLedger(head: JournalHead, next: LedgerState): LedgerState[] {
-  return head.ledgers.map((l) => (l.code === next.code ? next : l));
 }

@@ -3,22 +3,33 @@ import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
 import {
   emptyState,
-  eventName,
   foldEvent,
+  stateAtSchedule,
   VOID_EVENT,
   webhookTypeOf,
   type NewEvent,
   type ProcessEvent,
-  type ProcessEventKind,
   type ProcessState,
   type WebhookEventType,
 } from '../domain/import-process/state.js';
-import { formatUtcDatetime } from '../schemas/primitives.js';
 import type { Models } from '../models/index.js';
-import { postImportEventId, processEventId, type ImportEventDoc } from '../models/import-event.js';
+import { postImportEventId, processEventId } from '../models/import-event.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { entryOf, type PendingChange, type ProgressCounters } from './progress-counters.js';
 import { retryTransient } from './transient.js';
+import {
+  newEventId,
+  recordedOf,
+  toEvent,
+  webhookBody,
+  webhookData,
+  type EntryFields,
+  type ProcessIdentity,
+  type RecordedEvent,
+} from './process-event-records.js';
+
+export { describeEvent, newEventId } from './process-event-records.js';
+export type { ProcessIdentity, RecordedEvent } from './process-event-records.js';
 
 /**
  * The repository of import events (`models/import-event.ts`): each process's append-only history, which is
@@ -30,29 +41,6 @@ import { retryTransient } from './transient.js';
  * FerretDB measures kept here: entries are read by exact `_id` only (the head found by probing the next
  * position from the last one seen, remembered per process), and inserts go through the group commit.
  */
-
-export type ProcessIdentity = {
-  key: string;
-  organisationId: Types.ObjectId;
-  importSupplier: string;
-  externalAccountNumber: string;
-};
-
-/** What a caller hands to the webhook relay: the event's `_id` (the queue job is keyed by its `eventId`). */
-/**
- * An event as its writer knows it. Its organisation, webhook type and time are there when this writer inserted it
- * (not when it found the event already there).
- */
-export type RecordedEvent = {
-  _id: string;
-  eventId: string;
-  dispatched: boolean;
-  organisationId?: Types.ObjectId;
-  type?: string | null;
-  occurredAt?: Date;
-  /** Its writer read the organisation's endpoints before writing it and found one subscribed. */
-  subscribed?: boolean;
-};
 
 /**
  * Whether any endpoint of an organisation is subscribed to an event of `type` at `occurredAt` (the webhook
@@ -67,8 +55,6 @@ export class ProcessEventContention extends Error {
     super(`the import events of ${key} kept changing under their writer`);
   }
 }
-
-type EntryFields = Pick<ImportEventDoc, '_id' | 'event' | 'data' | 'run' | 'occurredAt' | 'writer'>;
 
 const MAX_ATTEMPTS = 25;
 
@@ -86,22 +72,51 @@ export class ProcessEventLog {
     private readonly audience: Audience | null = null,
   ) {}
 
-  /** The process's current state (`emptyState` when it has no history). */
-  async state(key: string): Promise<ProcessState> {
-    let state = this.heads.get(key) ?? emptyState;
+  /**
+   * The process's current state (`emptyState` when it has no history). `from`: a state of the process the
+   * caller knows, folded up to its `seq` (entries never change, so it stays exact): the history is read on
+   * from there, or from the head this log remembers if that is further on.
+   */
+  async state(key: string, from?: ProcessState): Promise<ProcessState> {
+    const cached = this.heads.get(key);
+    let state = from && from.seq > (cached?.seq ?? -1) ? from : (cached ?? emptyState);
     for (;;) {
       const seq = state.seq + 1;
-      const entry = await retryTransient(() =>
-        this.model
-          .findById(processEventId(key, seq), { event: 1, data: 1, run: 1, occurredAt: 1 })
-          .lean<EntryFields>()
-          .exec(),
-      );
+      const entry = await this.entry(key, seq);
       if (!entry) break;
       state = foldEvent(state, seq, toEvent(seq, entry));
     }
     if (state.seq >= 0) this.heads.set(key, state);
     return state;
+  }
+
+  /**
+   * The current state of a process as its scheduled task `taskId` first reads it, when the history before
+   * the task was fresh (`isFresh`, as the task's schedule saw it): read from the task's own entry on when that
+   * is a SCHEDULED, without the entries before it. Null when the entry is anything else (a VOID, a cancel)
+   * or not there: then the whole history is the caller's to read. `assumeLatest`: the state at the entry is
+   * returned (and remembered as the head) without looking past it: an assumption, which only the insert of
+   * the next entry proves (it fails when something came after); no decision to write nothing may rest on it.
+   */
+  async stateFromTask(key: string, taskId: number, assumeLatest = false): Promise<ProcessState | null> {
+    // A head remembered at or past the entry is the cheaper start, and needs no promise about the history.
+    if ((this.heads.get(key)?.seq ?? -1) >= taskId) return this.state(key);
+    // The schedule queues the task's job just before it writes this entry, so a task due at once often looks
+    // before the write has landed: one more look, a round trip later, usually finds it.
+    const entry = (await this.entry(key, taskId)) ?? (await this.entry(key, taskId));
+    const at = entry && stateAtSchedule(toEvent(taskId, entry));
+    if (at && assumeLatest) this.heads.set(key, at);
+    return at && !assumeLatest ? this.state(key, at) : at;
+  }
+
+  /** The entry at a position of the history, as the fold needs it; null when the position is free. */
+  private entry(key: string, seq: number): Promise<EntryFields | null> {
+    return retryTransient(() =>
+      this.model
+        .findById(processEventId(key, seq), { event: 1, data: 1, run: 1, occurredAt: 1 })
+        .lean<EntryFields>()
+        .exec(),
+    );
   }
 
   /** The whole history, oldest first (VOID entries left out). */
@@ -328,43 +343,4 @@ export class ProcessEventLog {
       now,
     );
   }
-}
-
-function recordedOf<D extends RecordedEvent>(doc: D, subscribed: boolean | null): RecordedEvent {
-  return subscribed ? { ...doc, subscribed: true } : doc;
-}
-
-export const newEventId = () => `evt_${randomUUID().replaceAll('-', '')}`;
-
-/** The webhook's `data`: who the event is about, and the error of a failure. Never personal data. */
-function webhookData(process: ProcessIdentity, event: NewEvent): Record<string, unknown> {
-  const error = event.data.error as Record<string, unknown> | undefined;
-  return {
-    import_supplier: process.importSupplier,
-    external_account_number: process.externalAccountNumber,
-    kraken_account_number: (event.data.kraken_account_number as string | undefined) ?? null,
-    ...(error ? { error } : {}),
-  };
-}
-
-function webhookBody(eventId: string, type: string, at: Date, data: Record<string, unknown>): string {
-  return JSON.stringify({ id: eventId, type, occurred_at: formatUtcDatetime(at), data });
-}
-
-function toEvent(seq: number, entry: Pick<EntryFields, 'event' | 'data' | 'run' | 'occurredAt'>) {
-  if (!entry.event || entry.event === VOID_EVENT) return null;
-  return {
-    seq,
-    kind: entry.event as ProcessEventKind,
-    occurredAt: entry.occurredAt,
-    data: JSON.parse(entry.data) as Record<string, unknown>,
-    run: entry.run ?? null,
-  } satisfies ProcessEvent;
-}
-
-/** The status body's `latest_event`, and an item of the history. */
-export function describeEvent(event: ProcessEvent) {
-  // Internal: the team's id (the request named it) and the hash of the payload a task creates from.
-  const { operations_team_id: _team, payload_hash: _hash, ...data } = event.data;
-  return { event: eventName(event.kind), occurred_at: formatUtcDatetime(event.occurredAt), data };
 }

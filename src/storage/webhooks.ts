@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { ImportEventDoc } from '../models/import-event.js';
@@ -21,6 +22,8 @@ export type EndpointRow = {
   removedAt: Date | null;
   /** When it was added (mongoose timestamps). */
   createdAt?: Date;
+  /** When it starts receiving events; none (added before activation delays): when it was added. */
+  activeFrom?: Date | null;
 };
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
@@ -28,7 +31,7 @@ export type DeliveryRow = WebhookDelivery & { _id: string };
 /**
  * The endpoints an event goes to: live ones subscribed to its type when it was recorded. Whether an endpoint
  * added since gets it must not depend on how soon the event is dispatched (at once, or much later by the
- * outbox sweep), so one added after the event's time does not.
+ * outbox sweep), so one active only after the event's time does not.
  */
 export function subscribedEndpoints(
   endpoints: readonly EndpointRow[],
@@ -37,21 +40,47 @@ export function subscribedEndpoints(
   return endpoints.filter(
     (e) =>
       (e.events.length === 0 || (!!event.type && e.events.includes(event.type))) &&
-      (!e.createdAt || e.createdAt <= event.occurredAt),
+      activeAt(e, event.occurredAt),
   );
 }
 
+/** When an endpoint starts receiving events (one added before activation delays: when it was added). */
+export function activeFromOf(endpoint: Pick<EndpointRow, 'activeFrom' | 'createdAt'>): Date | null {
+  return endpoint.activeFrom ?? endpoint.createdAt ?? null;
+}
+
+function activeAt(endpoint: EndpointRow, time: Date): boolean {
+  const from = activeFromOf(endpoint);
+  return !from || from <= time;
+}
+
+/** An organisation's live endpoints as read at `readAt` (the reader's time, taken before the read). */
+type Remembered = { endpoints: EndpointRow[]; readAt: number };
+
 export class WebhookStore {
+  /** What event writers remember of organisations' endpoints, and for how long (see `rememberAudience`). */
+  private audience: { known: LRUCache<string, Remembered>; forMs: number } | null = null;
+
   constructor(private readonly models: Models) {}
+
+  /**
+   * Lets `anySubscribed` remember an organisation's endpoints for half of `activationDelayMs` (the delay
+   * `webhook add` gives a new endpoint before it receives events): set at boot by the API and the workers.
+   * 0 (or never set): read for every event.
+   */
+  rememberAudience(activationDelayMs: number): void {
+    const forMs = Math.floor(activationDelayMs / 2);
+    this.audience = forMs > 0 ? { known: new LRUCache({ max: 10_000 }), forMs } : null;
+  }
 
   async event(key: string): Promise<ImportEventDoc | null> {
     return retryTransient(() => this.models.ImportEvent.findById(key).lean<ImportEventDoc>().exec());
   }
 
   /**
-   * The organisation's live endpoints, read at every dispatch (not remembered): an endpoint added gets every
-   * event recorded after it (the dispatch leaves out older ones), one removed none. The collection holds a few documents per organisation, so the
-   * read costs little even where FerretDB reads it whole.
+   * The organisation's live endpoints, read at every dispatch (not remembered): an endpoint gets every event
+   * recorded once it is active (the dispatch leaves out older ones), one removed none. The collection holds a
+   * few documents per organisation, so the read costs little even where FerretDB reads it whole.
    */
   async liveEndpoints(organisationId: Types.ObjectId): Promise<EndpointRow[]> {
     return retryTransient(() =>
@@ -66,20 +95,44 @@ export class WebhookStore {
    * dispatch would make; an endpoint whose insert has not landed by then is missed by both alike.
    */
   async anySubscribed(organisationId: Types.ObjectId, type: string, occurredAt: Date): Promise<boolean> {
-    const endpoints = await this.liveEndpoints(organisationId);
+    const endpoints = await this.audienceAt(organisationId, occurredAt);
     return subscribedEndpoints(endpoints, { type, occurredAt }).length > 0;
+  }
+
+  /**
+   * The organisation's live endpoints for an event at `occurredAt`: remembered from a read at most half the
+   * activation delay before it. An endpoint missing from that read was added after it, so it is active only
+   * a whole delay after (less the clocks' disagreement): not yet at `occurredAt`. An endpoint removed since is
+   * still in it: its event gets a delivery all the same, which the delivery (reading its endpoint) fails
+   * without sending anything, as it does for an endpoint removed after the dispatch.
+   */
+  async audienceAt(organisationId: Types.ObjectId, occurredAt: Date): Promise<EndpointRow[]> {
+    const audience = this.audience;
+    if (!audience) return this.liveEndpoints(organisationId);
+    const key = organisationId.toHexString();
+    const at = occurredAt.getTime();
+    const remembered = audience.known.get(key);
+    if (remembered && at >= remembered.readAt && at < remembered.readAt + audience.forMs)
+      return remembered.endpoints;
+    // Stamped with the event's time, taken before this read: never later than the read itself.
+    const endpoints = await this.liveEndpoints(organisationId);
+    audience.known.set(key, { endpoints, readAt: at });
+    return endpoints;
   }
 
   async endpoint(id: Types.ObjectId | string): Promise<EndpointRow | null> {
     return retryTransient(() => this.models.WebhookEndpoint.findById(id).lean<EndpointRow>().exec());
   }
 
-  /** One pending delivery per endpoint (those already there are kept as they are); returns their ids. */
+  /**
+   * One pending delivery per endpoint (those already there are kept as they are); returns their ids, and
+   * whether each was inserted now (then it is pending, with no attempt yet).
+   */
   async createDeliveries(
     event: Pick<ImportEventDoc, '_id' | 'eventId' | 'type' | 'organisationId'>,
     endpoints: readonly EndpointRow[],
     now: Date,
-  ): Promise<string[]> {
+  ): Promise<{ id: string; endpointId: string; inserted: boolean }[]> {
     const model = this.models.WebhookDelivery;
     const docs = endpoints.map((endpoint) =>
       completeDocument(
@@ -100,8 +153,12 @@ export class WebhookStore {
         now,
       ),
     );
-    await retryTransient(() => batchedInsert(model, docs));
-    return docs.map((d) => d._id as string);
+    const outcomes = await retryTransient(() => batchedInsert(model, docs));
+    return docs.map((d, i) => ({
+      id: d._id,
+      endpointId: d.endpointId.toHexString(),
+      inserted: outcomes[i] === 'inserted',
+    }));
   }
 
   async markDispatched(key: string): Promise<void> {

@@ -2,12 +2,13 @@ import { DelayedError, type Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
 import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
+import { EndpointPlaces } from './endpoint-places.js';
 import { WebhookFleetState } from './fleet-state.js';
 import { sendWebhook, type SendResult } from './sender.js';
 import { openSecret } from './secret-box.js';
 import { checkWebhookUrl, UnsafeWebhookUrl, WebhookLookupTimeout } from './url-guard.js';
 
-/** How long a delivery waits when its endpoint already has its share of deliveries in flight. */
+/** How long a delivery waits as a delayed job when its endpoint's places stayed taken (see `EndpointPlaces`). */
 const ENDPOINT_BUSY_RETRY_MS = 200;
 
 /**
@@ -16,7 +17,8 @@ const ENDPOINT_BUSY_RETRY_MS = 200;
  * delivery, waited out as a delayed job, `WEBHOOK_RETRY_DELAYS_MS`), so BullMQ's attempts are left for
  * real failures (the database unreachable). Per-endpoint isolation: at most `WEBHOOK_ENDPOINT_CONCURRENCY`
  * deliveries to one endpoint are in flight across the fleet; others wait a moment without holding a worker,
- * so a slow endpoint uses a few slots and every other endpoint keeps the rest.
+ * so a slow endpoint uses a few slots and every other endpoint keeps the rest (a delivery first waits for a
+ * place a moment in its process, within bounds: `EndpointPlaces`).
  */
 export async function deliverWebhookJob(
   data: JobData<'deliver-webhook'>,
@@ -26,7 +28,17 @@ export async function deliverWebhookJob(
   const { config } = ctx;
   const store = webhookStore(ctx.db.models);
   const fleet = new WebhookFleetState(ctx.redis, config.QUEUE_PREFIX);
-  const delivery = await store.delivery(data.deliveryId);
+  // Just inserted by its dispatch (pending, no attempt yet): not read again.
+  const delivery = data.fresh
+    ? {
+        _id: data.deliveryId,
+        status: 'pending',
+        attempts: 0,
+        endpointId: data.fresh.endpointId,
+        eventKey: data.fresh.eventKey,
+        type: data.fresh.type,
+      }
+    : await store.delivery(data.deliveryId);
   if (!delivery || delivery.status !== 'pending') return { status: delivery?.status ?? 'missing' };
   const [endpoint, event] = await Promise.all([
     store.endpoint(delivery.endpointId),
@@ -43,8 +55,14 @@ export async function deliverWebhookJob(
     await job.moveToDelayed(until, job.token);
     throw new DelayedError();
   };
-  const lease = config.WEBHOOK_TIMEOUT_MS * 2;
-  if (!(await fleet.takeSlot(endpointId, delivery._id, config.WEBHOOK_ENDPOINT_CONCURRENCY, lease)))
+  const places = new EndpointPlaces(
+    fleet,
+    ctx.redis,
+    config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    config.WEBHOOK_TIMEOUT_MS * 2,
+    Math.floor(config.WORKER_CONCURRENCY / 4),
+  );
+  if (!(await places.take(endpointId, delivery._id)))
     return delay(Date.now() + ENDPOINT_BUSY_RETRY_MS + Math.floor(Math.random() * ENDPOINT_BUSY_RETRY_MS));
 
   let result: SendResult;
@@ -73,10 +91,14 @@ export async function deliverWebhookJob(
       result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
     }
   } finally {
-    await fleet.releaseSlot(endpointId, delivery._id).catch(() => undefined);
+    await places.release(endpointId, delivery._id).catch(() => undefined);
   }
 
   const attempts = delivery.attempts + 1;
+  // From the first recorded attempt on, the delivery is what the job reads.
+  const recorded = async () => {
+    if (data.fresh) await job.updateData({ deliveryId: data.deliveryId, requestId: data.requestId });
+  };
   /** The delivery's last word: delivered, or failed after its last attempt. */
   const settle = async (status: 'delivered' | 'failed') => {
     await store.recordAttempt(delivery._id, {
@@ -102,6 +124,7 @@ export async function deliverWebhookJob(
     lastHttpStatus: result.httpStatus,
     nextAttemptAt: new Date(next),
   });
+  await recorded();
   await fleet.count(delivery.type, 'retried', null);
   return delay(next);
 }

@@ -1,5 +1,12 @@
-import type { Job } from 'bullmq';
-import { subscribedEndpoints, webhookStore } from '../storage/webhooks.js';
+import type { Job, Queue } from 'bullmq';
+import type { ImportEventDoc } from '../models/import-event.js';
+import type { RedisClient } from '../infra/redis.js';
+import {
+  subscribedEndpoints,
+  webhookStore,
+  type EndpointRow,
+  type WebhookStore,
+} from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
@@ -8,12 +15,57 @@ import { WebhookFleetState } from './fleet-state.js';
 export const deliveryJobId = (delivery: string, replay = 0) =>
   replay === 0 ? jobId('deliver', delivery) : jobId('deliver', delivery, 'replay', String(replay));
 
+/** What a dispatch needs: the webhook store, the fleet's Redis state and the webhook queue. */
+export type DispatchDeps = {
+  store: WebhookStore;
+  redis: RedisClient;
+  prefix: string;
+  queue: Queue;
+  clock: () => Date;
+};
+
+export type DispatchedEvent = Pick<
+  ImportEventDoc,
+  '_id' | 'eventId' | 'type' | 'organisationId' | 'occurredAt'
+>;
+
 /**
- * Fans a recorded import event out to its organisation's endpoints: one delivery per endpoint subscribed when
- * the event was recorded
- * (ids derived from event and endpoint, so a second dispatch of the same event adds none), one delivery job
- * each (ids derived from the delivery, so none is queued twice), then the event is marked dispatched. A
- * crash anywhere is repaired by running it again, which the job's retries and the outbox sweep do.
+ * Fans a recorded import event out to the endpoints it goes to: one delivery per endpoint (ids derived from
+ * event and endpoint, so a second dispatch of the same event adds none), one delivery job each (ids derived
+ * from the delivery, so none is queued twice), then the event is marked dispatched. A crash anywhere is
+ * repaired by running it again, which the dispatch job's retries and the outbox sweep do. A delivery inserted
+ * now tells its job what it holds, so the job's first run does not read it.
+ */
+export async function dispatchEvent(
+  deps: DispatchDeps,
+  event: DispatchedEvent,
+  endpoints: readonly EndpointRow[],
+  requestId: string,
+): Promise<number> {
+  const deliveries = await deps.store.createDeliveries(event, endpoints, deps.clock());
+  const fleet = new WebhookFleetState(deps.redis, deps.prefix);
+  const spec = jobCatalog['deliver-webhook'];
+  await Promise.all(
+    deliveries.map(async (delivery) => {
+      await fleet.waiting(delivery.id, event.occurredAt);
+      const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
+      if (delivery.inserted)
+        data.fresh = { endpointId: delivery.endpointId, eventKey: event._id, type: event.type! };
+      await deps.queue.add('deliver-webhook', data, {
+        ...spec.options,
+        ...retention,
+        jobId: deliveryJobId(delivery.id),
+      });
+    }),
+  );
+  await deps.store.markDispatched(event._id);
+  return deliveries.length;
+}
+
+/**
+ * The dispatch job: an event the relay could not dispatch itself (its writer did not know who is subscribed,
+ * or the relay failed) or that the outbox sweep found undispatched. It goes to the endpoints subscribed when
+ * it was recorded: whether an endpoint added since gets it must not depend on how soon it is dispatched.
  */
 export async function dispatchEventJob(
   data: JobData<'dispatch-event'>,
@@ -24,24 +76,13 @@ export async function dispatchEventJob(
   const event = await store.event(data.eventKey);
   if (!event) return { deliveries: 0 };
   if (event.dispatched || !event.type || !event.body) return { deliveries: 0 };
-  // The endpoints subscribed when the event was recorded: whether an endpoint added since gets it must not
-  // depend on how soon the event is dispatched (at once by the relay, or much later by the outbox sweep).
   const endpoints = subscribedEndpoints(await store.liveEndpoints(event.organisationId), event);
-  const ids = await store.createDeliveries(event, endpoints, ctx.clock());
-  const fleet = new WebhookFleetState(ctx.redis, ctx.config.QUEUE_PREFIX);
-  const spec = jobCatalog['deliver-webhook'];
-  await Promise.all(
-    ids.map(async (delivery) => {
-      await fleet.waiting(delivery, event.occurredAt);
-      await ctx
-        .queue(spec.queue)
-        .add(
-          'deliver-webhook',
-          { deliveryId: delivery, requestId: data.requestId },
-          { ...spec.options, ...retention, jobId: deliveryJobId(delivery) },
-        );
-    }),
-  );
-  await store.markDispatched(event._id);
-  return { deliveries: ids.length };
+  const deps = {
+    store,
+    redis: ctx.redis,
+    prefix: ctx.config.QUEUE_PREFIX,
+    queue: ctx.queue(jobCatalog['deliver-webhook'].queue),
+    clock: ctx.clock,
+  };
+  return { deliveries: await dispatchEvent(deps, event, endpoints, data.requestId) };
 }

@@ -1,30 +1,41 @@
 import type { Queue } from 'bullmq';
 import type { Types } from 'mongoose';
+import type { RedisClient } from '../infra/redis.js';
 import type { Models } from '../models/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
 import { subscribedEndpoints, webhookStore, type EndpointRow } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
+import { dispatchEvent, type DispatchedEvent } from './dispatch-event.js';
+
+/** What the relay needs to settle events itself instead of queueing a dispatch job for each. */
+export type RelayOptions = {
+  models?: Models;
+  /** With it (and `models`), an event with subscribers is dispatched here, not by a job. */
+  dispatch?: { redis: RedisClient; prefix: string; clock: () => Date };
+};
 
 /**
- * Hands recorded events to the webhook queue at once (the fast path). Best effort: an event whose job could
- * not be queued (Redis down, a crash just after the write) is still `dispatched: false` in the outbox, and
- * the outbox sweep queues it later. The job id is the event's, so queueing twice runs it once.
+ * Hands recorded events on at once (the fast path). Best effort: an event the relay could not settle (Redis
+ * down, a crash just after the write) is still `dispatched: false` in the outbox, and the outbox sweep queues
+ * it later.
  *
  * Most events never get here: one that no endpoint was subscribed to when it was recorded (most organisations
- * have none during a migration) is written already dispatched (see `ProcessEventLog`). With `models`, an event
- * written undispatched whose writer could not tell (the read failed) is checked here, by the same read of the
- * organisation's endpoints the dispatch job would make, and marked dispatched when nobody is subscribed,
- * instead of costing a job. Should the read or the mark fail, the event is queued as before.
+ * have none during a migration) is written already dispatched (see `ProcessEventLog`). With `models`, the
+ * others are settled here: one whose writer could not tell (the read failed) is checked by the same read of
+ * the organisation's endpoints the dispatch job would make, and marked dispatched when nobody is subscribed;
+ * one with subscribers is dispatched here with `dispatch` (its writer's endpoints, remembered by the webhook
+ * store: no read, and no dispatch job). Whatever is left, or fails, is queued as a dispatch job, whose id is
+ * the event's, so queueing twice runs it once.
  */
 export async function relayEvents(
   queue: Queue,
   events: readonly (RecordedEvent | null | undefined)[],
   requestId: string,
-  options: { models?: Models } = {},
+  options: RelayOptions = {},
 ): Promise<void> {
   let pending = events.filter((e): e is RecordedEvent => !!e && !e.dispatched);
   if (pending.length === 0) return;
-  if (options.models) pending = await withoutUnsubscribed(options.models, pending);
+  if (options.models) pending = await settleHere(options.models, queue, pending, requestId, options.dispatch);
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     pending.map((event) =>
@@ -39,29 +50,45 @@ export async function relayEvents(
   );
 }
 
-/** Marks dispatched the events nobody is subscribed to; returns the others (and any it could not decide). */
-async function withoutUnsubscribed(models: Models, events: RecordedEvent[]): Promise<RecordedEvent[]> {
+/** Settles the events it can (nobody subscribed: marked dispatched; subscribers: dispatched); returns the rest. */
+async function settleHere(
+  models: Models,
+  queue: Queue,
+  events: RecordedEvent[],
+  requestId: string,
+  dispatch: RelayOptions['dispatch'],
+): Promise<RecordedEvent[]> {
   const store = webhookStore(models);
-  const endpoints = new Map<string, Promise<EndpointRow[]>>();
-  const endpointsOf = (org: Types.ObjectId) => {
+  const live = new Map<string, Promise<EndpointRow[]>>();
+  const liveOf = (org: Types.ObjectId) => {
     const key = String(org);
-    let found = endpoints.get(key);
-    if (!found) endpoints.set(key, (found = store.liveEndpoints(org)));
+    let found = live.get(key);
+    if (!found) live.set(key, (found = store.liveEndpoints(org)));
     return found;
   };
   const left = await Promise.all(
     events.map(async (event) => {
-      // The writer found subscribers: queued without a second read.
-      if (event.subscribed) return event;
       // Known only for an event this writer inserted (one found already there is queued as before).
       if (!event.organisationId || !event.occurredAt || !event.type) return event;
+      const recorded: DispatchedEvent = {
+        _id: event._id,
+        eventId: event.eventId,
+        type: event.type,
+        organisationId: event.organisationId,
+        occurredAt: event.occurredAt,
+      };
+      // The writer found subscribers: queued for the dispatch job unless it can be dispatched here.
+      if (event.subscribed && !dispatch) return event;
       try {
-        const subscribed = subscribedEndpoints(await endpointsOf(event.organisationId), {
-          type: event.type,
-          occurredAt: event.occurredAt,
-        });
-        if (subscribed.length > 0) return event;
-        await store.markDispatched(event._id);
+        const endpoints = subscribedEndpoints(
+          await (event.subscribed
+            ? store.audienceAt(event.organisationId, event.occurredAt)
+            : liveOf(event.organisationId)),
+          recorded,
+        );
+        if (endpoints.length === 0) await store.markDispatched(event._id);
+        else if (dispatch) await dispatchEvent({ store, queue, ...dispatch }, recorded, endpoints, requestId);
+        else return event;
         return null;
       } catch {
         return event;

@@ -8,7 +8,7 @@ import { STALLED, CreationRun } from '../creation/runs.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
-import { relayEvents } from '../webhooks/relay.js';
+import { relayEvents, type RelayOptions } from '../webhooks/relay.js';
 import type { WorkerContext } from '../jobs/context.js';
 
 /**
@@ -71,7 +71,7 @@ export async function createAccountJob(
     if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
-    void relayEvents(ctx.queue('webhooks'), recorded, data.requestId, { models: ctx.db.models });
+    void relayEvents(ctx.queue('webhooks'), recorded, data.requestId, relayOptions(ctx));
     stop();
     // A refusal can come before the check: let it land first, or the release could precede it.
     await slot.catch(() => undefined);
@@ -82,6 +82,14 @@ export async function createAccountJob(
     if (finished) void slots.finish(member, data.attempt, ctx.jobRedis).catch(() => undefined);
     else if (putBack) await slots.release(member).catch(() => undefined);
   }
+}
+
+/** A worker's relay settles its events itself: dispatched in this process, with no dispatch job. */
+export function relayOptions(ctx: WorkerContext): RelayOptions {
+  return {
+    models: ctx.db.models,
+    dispatch: { redis: ctx.redis, prefix: ctx.config.QUEUE_PREFIX, clock: ctx.clock },
+  };
 }
 
 /** One e-mail job per account: its id is the account's, so a retried creation cannot add a second. */

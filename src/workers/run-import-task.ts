@@ -1,14 +1,14 @@
 import { DelayedError, type Job } from 'bullmq';
 import { createAccount } from '../creation/create-account.js';
 import { CreationSlots } from '../creation/slots.js';
-import { onWindowExpired } from '../domain/import-process/state.js';
+import { onWindowExpired, type ProcessState } from '../domain/import-process/state.js';
 import { findProcess } from '../storage/import-processes.js';
 import { storageFor } from '../storage/index.js';
-import type { RecordedEvent } from '../storage/process-events.js';
+import type { ProcessEventLog, RecordedEvent } from '../storage/process-events.js';
 import { relayEvents } from '../webhooks/relay.js';
 import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
-import { queueMigrationEmail, recordFailure } from './create-account.js';
+import { queueMigrationEmail, recordFailure, relayOptions } from './create-account.js';
 
 /** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */
 const MISSING_EVENT_RETRY_MS = 1_000;
@@ -51,9 +51,15 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
 
   // The history up to now: the task's own SCHEDULED event is at its position, unless the schedule has not
   // written it (yet, or ever).
-  let state = await events.state(key);
+  const tries = (job.data as { waits?: number }).waits ?? 0;
+  const first = await firstState(events, data, tries > 0);
+  let state = first.state;
+  // Assumed (nothing after the task's own entry) only while its window is open: every decision taken on it
+  // below is then to go on, which the insert of STARTED proves or refutes. Outside the window the history is
+  // read as it is: an expiry must not be decided on an assumption (a run of this same job may have started
+  // before its worker died, and must finish), nor a wait for the window of a task cancelled since.
+  if (first.assumed && !windowOpen(state, ctx.clock().getTime())) state = await events.state(key);
   if (state.seq < data.taskId) {
-    const tries = (job.data as { waits?: number }).waits ?? 0;
     if (tries < MISSING_EVENT_TRIES) {
       await job.updateData({ ...data, waits: tries + 1 });
       return delay(Date.now() + MISSING_EVENT_RETRY_MS);
@@ -95,7 +101,7 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
     return { ran: false, reason: 'superseded' };
 
   const recorded: RecordedEvent[] = [];
-  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId, { models: ctx.db.models });
+  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId, relayOptions(ctx));
   const now = ctx.clock().getTime();
   if (!resuming) {
     if (now < Date.parse(task.windowStart)) return delay(Date.parse(task.windowStart));
@@ -135,6 +141,8 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
       },
     );
     finished = true;
+    // Found replaced or cancelled when its start was recorded (the history had moved past an assumed head).
+    if (!outcome.ok && outcome.code === 'task_superseded') return { ran: false, reason: 'superseded' };
     if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
     ctx.log.info(
       { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code, task: data.taskId },
@@ -152,4 +160,31 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
     if (finished) await slots.finish(key, 0).catch(() => undefined);
     await relay();
   }
+}
+
+/** Whether the window of the task the process waits for is open at `now`. */
+function windowOpen(state: ProcessState, now: number): boolean {
+  return !!state.task && now >= Date.parse(state.task.windowStart) && now <= Date.parse(state.task.windowEnd);
+}
+
+/**
+ * The task's first read of its process's state. When its schedule found the history before the task fresh,
+ * only the task's own entry is read: a SCHEDULED there is the task (its id is its position), and the state
+ * after it owes nothing else to what came before. That holds whichever schedule won the position: every
+ * schedule that queued this job decided on the same, unchangeable, history before it. Nothing after the
+ * entry is assumed (`assumed`): the usual case, which the STARTED insert at the next position proves (a
+ * cancel or a replacing schedule there makes it fail, and the creation then reads on and stops). Otherwise
+ * (no SCHEDULED there, a job queued by an older deployment, a task that already waited for its event) the
+ * whole history is read, and the checks below decide as they always did.
+ */
+async function firstState(
+  events: ProcessEventLog,
+  data: JobData<'run-import-task'>,
+  waited: boolean,
+): Promise<{ state: ProcessState; assumed: boolean }> {
+  const fromTask =
+    data.freshBefore && !waited ? await events.stateFromTask(data.processId, data.taskId, true) : null;
+  return fromTask
+    ? { state: fromTask, assumed: true }
+    : { state: await events.state(data.processId), assumed: false };
 }

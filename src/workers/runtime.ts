@@ -11,6 +11,7 @@ import {
   type RedisClient,
 } from '../infra/redis.js';
 import { attachProgressCounters } from '../storage/progress-counters.js';
+import { webhookStore } from '../storage/webhooks.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
@@ -37,6 +38,7 @@ export function startWorkers(
   const producer = producerConnection(config);
   logConnectionErrors(producer, log, 'worker-producer');
   attachProgressCounters(db.models, producer, config.QUEUE_PREFIX);
+  webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [
       name,

@@ -49,6 +49,32 @@ describe('request errors', () => {
     expect(poisoned.json().code).toBe('parse_error');
   });
 
+  it('refuses the same bodies on the stage route, whose parser keeps the text it received', async () => {
+    const stage = (payload: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/data-import/account-import-process/create-or-update/',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload,
+      });
+    for (const body of [
+      '{"import_supplier": ',
+      '',
+      '{"__proto__": {"admin": true}}',
+      '{"a": {"constructor": {"prototype": {"admin": true}}}}',
+    ]) {
+      const res = await stage(body);
+      expect({ body, status: res.statusCode, code: res.json().code }).toEqual({
+        body,
+        status: 400,
+        code: 'parse_error',
+      });
+    }
+    const tooLarge = await stage(JSON.stringify({ import_supplier: 'ERR', filler: 'x'.repeat(4096) }));
+    expect(tooLarge.statusCode).toBe(413);
+    expect(tooLarge.json().code).toBe('payload_too_large');
+  });
+
   it('answers a wrong content type with 415', async () => {
     const res = await t.app.inject({
       method: 'POST',

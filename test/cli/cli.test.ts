@@ -277,6 +277,7 @@ describe('tenant isolation', () => {
       id: expect.stringMatching(/^[0-9a-f]{24}$/),
       url: 'http://127.0.0.1:9/h',
       events: ['data_import.import_process.complete-v1'],
+      active_from: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const listed = await adminWith(env, 'webhook', 'list', '--org', 'Hook Org');
@@ -286,6 +287,7 @@ describe('tenant isolation', () => {
         url: 'http://127.0.0.1:9/h',
         events: ['data_import.import_process.complete-v1'],
         created_at: expect.any(String),
+        active_from: added.out.active_from,
       },
     ]);
     expect(

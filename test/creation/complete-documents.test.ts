@@ -44,7 +44,7 @@ describe('documents built for inserts that bypass mongoose', () => {
           ctx.accountId,
           0,
           'opened',
-          buildJournalOpening(data, raw, ctx),
+          buildJournalOpening(data, ctx),
           now,
         ),
       ],

@@ -49,6 +49,12 @@ it('exposes queue job counts and job durations on /metrics', async () => {
       : null;
   }, 'the job duration to be recorded');
   expect(text).toMatch(/queue_jobs\{queue="account-creation",state="completed"\} 1/);
+  // In seconds, from the job's activation to its completion (a creation takes milliseconds, never none).
+  const sum = Number(
+    /queue_job_duration_seconds_sum\{queue="account-creation",outcome="completed"\} (\S+)/.exec(text)?.[1],
+  );
+  expect(sum).toBeGreaterThan(0);
+  expect(sum).toBeLessThan(30);
   expect(text).toMatch(/queue_jobs\{queue="account-creation",state="waiting"\} 0/);
 });
 

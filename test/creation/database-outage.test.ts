@@ -338,7 +338,10 @@ it(
       });
       expect(a.retryAfter).toMatch(/^\d+$/);
     }
-    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(6_000);
+    // A request in flight when the database went away may wait for a server selection in the worker and then in
+    // the API, on a loaded machine (CI once read 6.1 s): well under the 20 s create wait, which would be a hang.
+    const slowest = answers.reduce((a, b) => (b.ms > a.ms ? b : a));
+    expect(slowest.ms, `slowest: ${slowest.kind} ${slowest.phase} ${slowest.status}`).toBeLessThan(10_000);
     // At most two waits for a reachable server (MONGO_SERVER_SELECTION_TIMEOUT_MS, 2 s): never the 20 s create wait.
     expect(Math.max(...answers.filter((a) => a.phase === 'down').map((a) => a.ms))).toBeLessThan(5_000);
     // The same processes served all of it.

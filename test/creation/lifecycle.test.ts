@@ -20,10 +20,12 @@ import {
 let t: TestApp;
 let api: Api;
 let workers: TestWorkers;
+let headers: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestApp({ env: { TEST_LABEL: 'lifecycle' } });
-  api = apiFor(t, (await setupTenant(t)).headers);
+  headers = (await setupTenant(t)).headers;
+  api = apiFor(t, headers);
   workers = await startTestWorkers(t.config);
 });
 afterAll(async () => {
@@ -45,6 +47,23 @@ describe('stage', () => {
     expect(process).toMatchObject({ importSupplier: SUPPLIER, externalAccountNumber: 'STG-1' });
     expect(process).not.toHaveProperty('stagedPayload');
     expect((await api.status('STG-1')).json()).toEqual({ status: 'UNKNOWN', kraken_account_number: '' });
+  });
+
+  it('stores the payload as the very text it received', async () => {
+    // Indented and with an escaped character: kept byte for byte.
+    const text = JSON.stringify(accountPayload('STG-TEXT'), null, 2).replace(
+      '"DOMESTIC"',
+      '"DOMESTI\\u0043"',
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/data-import/account-import-process/create-or-update/',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: text,
+    });
+    expect(res.statusCode).toBe(201);
+    const stored = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'STG-TEXT'));
+    expect(stored!.text).toBe(text);
   });
 
   it('refuses invalid data with every error and stores nothing', async () => {
@@ -166,8 +185,13 @@ describe('create', () => {
     });
     const tx = history!.transactions.find((t) => t.transactionId === 'ELEC-H-001');
     expect(tx).toMatchObject({ amount: '59.65', signedMinor: -5965, origin: 'historical_statement' });
-    // The transaction exactly as received (a JSON number stays a number).
-    expect(tx!.data).toEqual(accountPayload('x').ledgers[0]!.historical_statement_transactions[0]);
+    // Not kept again: the payload the account was created from holds it exactly as received (a JSON number
+    // stays a number), under the hash the account records.
+    expect(tx).not.toHaveProperty('data');
+    const source = await loadStagedPayload(models, processKey(SUPPLIER, 'CRT-1'), account!.sourceHash!);
+    expect(JSON.parse(source!.text).ledgers[0].historical_statement_transactions[0]).toEqual(
+      accountPayload('x').ledgers[0]!.historical_statement_transactions[0],
+    );
     const statement = history!.statements.find((st) => st.statementId === 'ST-2025-01');
     expect(statement!.documentLocation).toBe(
       `migration-documents/migrations/acme_energia/statements/2025/01/EXT-000123.pdf`,

@@ -22,6 +22,8 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     ACCOUNT_CREATION_SLOT_LEASE_MS: String(config.ACCOUNT_CREATION_SLOT_LEASE_MS),
     // The same vendors as the API under test (the tests enable SIMULATED).
     PAYMENT_VENDORS: config.PAYMENT_VENDORS.join(','),
+    // The same activation delay as the test's own `webhook add` (writers remember endpoints for half of it).
+    WEBHOOK_ACTIVATION_DELAY_MS: String(config.WEBHOOK_ACTIVATION_DELAY_MS),
     ...extra,
   };
 }

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   emptyState,
   foldEvent,
+  isFresh,
   onCancel,
   onFinish,
   onSchedule,
   onStaged,
   onStart,
   onWindowExpired,
+  stateAtSchedule,
   type NewEvent,
   type ProcessState,
 } from '../../src/domain/import-process/state.js';
@@ -33,6 +35,8 @@ const scheduled = () =>
     { kind: 'CREATED', data: {} },
     (onSchedule(after({ kind: 'CREATED', data: {} }), task) as { event: NewEvent }).event,
   );
+
+const onScheduleEvent = (state: ProcessState) => (onSchedule(state, task) as { event: NewEvent }).event;
 
 describe('import process state', () => {
   it('a first stage records CREATED; later stages nothing', () => {
@@ -119,6 +123,34 @@ describe('import process state', () => {
       occurredAt: new Date(),
     });
     expect(errored).toMatchObject({ status: 'ERRORED', latestError: error });
+  });
+
+  it('a SCHEDULED event sets all of the state but the account number and the error (isFresh, stateAtSchedule)', () => {
+    const error = { code: 'schedule_window_expired', detail: 'x', domain: 'import_process' };
+    // Every field set, and unlike the empty state's (a field added later must be set here too).
+    const before: ProcessState = {
+      status: 'ERRORED',
+      krakenAccountNumber: 'A-12345678',
+      task: { id: 2, ...task, dryRun: true },
+      run: 'job-2',
+      latestEvent: { seq: 3, kind: 'ERRORED', data: { error }, run: 'job-2', occurredAt: new Date(0) },
+      latestError: error,
+      seq: 3,
+    };
+    const event = { seq: 4, ...onScheduleEvent(before), run: null, occurredAt: new Date() };
+    expect(isFresh(before)).toBe(false);
+    expect(stateAtSchedule(event)).toEqual({
+      ...foldEvent(before, 4, event),
+      krakenAccountNumber: null,
+      latestError: null,
+    });
+    const fresh = { ...before, krakenAccountNumber: null, latestError: null };
+    expect(isFresh(fresh)).toBe(true);
+    expect(stateAtSchedule(event)).toEqual(foldEvent(fresh, 4, event));
+    expect(isFresh(after({ kind: 'CREATED', data: {} }))).toBe(true);
+    // Any other entry there (a VOID, a cancel) depends on the history before it.
+    expect(stateAtSchedule(null)).toBeNull();
+    expect(stateAtSchedule({ ...event, kind: 'CANCELLED', data: {} })).toBeNull();
   });
 
   it('a window expires only for the task still waiting', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
 import { processKey } from '../../src/models/account-import-process.js';
 import { openDatabase } from '../../src/infra/mongo.js';
+import { oneOffConnection } from '../../src/infra/redis.js';
 import { AccountLocks } from '../../src/post-import/account-lock.js';
 import { importTransactions } from '../../src/post-import/transactions.js';
 import { storageFor } from '../../src/storage/index.js';
@@ -248,7 +249,9 @@ describe('POST /v1/data-import/transactions/create/', () => {
     const mongo = new URL(env.t.config.MONGO_URL);
     const proxy = await startHoldingProxy({ host: mongo.hostname, port: Number(mongo.port) });
     const db = await openDatabase({ ...env.t.config, MONGO_URL: proxy.url(mongo.pathname.slice(1)) });
-    const locks = new AccountLocks(env.t.app.redis, env.t.config.QUEUE_PREFIX);
+    // As another process: its own Redis connection too (writers of one process also queue in that process).
+    const redis = oneOffConnection(env.t.config);
+    const locks = new AccountLocks(redis, env.t.config.QUEUE_PREFIX);
     try {
       const held = proxy.holdNext('insert', 'ledger_journal');
       const slow = importTransactions(
@@ -281,6 +284,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
       proxy.release();
       await db.close();
       await proxy.close();
+      redis.disconnect();
     }
     // Both writes count, once each: -15.00 + 1.00 + 0.25 - 0.40.
     expect(await ledgerState(accountId)).toEqual({ balanceMinor: -1500 + 100 + 25 - 40, count: 3 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Types } from 'mongoose';
 import { pino } from 'pino';
 import { createAccount } from '../../src/creation/create-account.js';
@@ -184,6 +184,37 @@ describe('post-import use cases without the HTTP layer', () => {
     expect(stored?.documentPaths).toHaveLength(1);
     expect(stored?.documentPaths[0]).toContain('migrations/use-cases');
     expect((await recorded('notes')).map((e) => e.data.count)).toEqual([1]);
+  });
+
+  it('finds a created account once: later requests about it read neither its process nor its account', async () => {
+    const { models } = t.app.db;
+    const processReads = vi.spyOn(models.AccountImportProcess, 'findById');
+    const accountReads = vi.spyOn(models.Account, 'findById');
+    try {
+      const notes = { notes: [{ body: 'Remembered.' }] };
+      // An account never created is not remembered: looked up again on every request.
+      const pending = async () =>
+        resolveTarget(
+          ctx,
+          findSupplier,
+          request({ ...notes, external_account_number: 'UC-STAGED' }),
+          validateNotesImport,
+        );
+      expect(await pending()).toEqual({ ok: false, refusal: { code: 'account_not_found' } });
+      expect(await pending()).toEqual({ ok: false, refusal: { code: 'account_not_found' } });
+      expect(processReads).toHaveBeenCalledTimes(2);
+      const first = await target(notes, validateNotesImport);
+      processReads.mockClear();
+      accountReads.mockClear();
+      for (let i = 0; i < 3; i++)
+        expect((await target(notes, validateNotesImport)).account).toEqual(first.account);
+      expect(first.account._id.equals(accountId)).toBe(true);
+      expect(processReads).not.toHaveBeenCalled();
+      expect(accountReads).not.toHaveBeenCalled();
+    } finally {
+      processReads.mockRestore();
+      accountReads.mockRestore();
+    }
   });
 
   it('refuses at the common front: unknown supplier, paused supplier, invalid body, account not created', async () => {

@@ -29,6 +29,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     OPERATOR_PASSWORD: 'operator-password-for-tests',
     // Tests change statuses and revoke keys and look at once; the cache has its own test.
     AUTH_CACHE_TTL_MS: '0',
+    // Endpoints receive events at once (and writers read them for every event); activation.test.ts sets one.
+    WEBHOOK_ACTIVATION_DELAY_MS: '0',
     // Off by default in a deployment; the tests use the simulated vendor.
     PAYMENT_VENDORS: 'STRIPE,SIMULATED',
     ...(inject('mongoMaxPoolSize') ? { MONGO_MAX_POOL_SIZE: inject('mongoMaxPoolSize') } : {}),

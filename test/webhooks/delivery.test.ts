@@ -55,7 +55,10 @@ async function receiver(answer?: Parameters<typeof startReceiver>[0]) {
 
 let counter = 0;
 /** Records a post-import event of an account of the organisation's supplier, and relays it (unless told not to). */
-async function emit(org: string, options: { relay?: boolean; type?: 'completed' | 'error' } = {}) {
+async function emit(
+  org: string,
+  options: { relay?: boolean; type?: 'completed' | 'error'; byJob?: boolean } = {},
+) {
   const orgDoc = await t.app.db.models.Organisation.findOne({ name: org }).lean();
   const supplier = org === ORG_A ? 'HOOKS_A' : 'HOOKS_B';
   const external = `EXT-${++counter}`;
@@ -78,8 +81,14 @@ async function emit(org: string, options: { relay?: boolean; type?: 'completed' 
     },
     new Date(),
   );
+  // As the API and the workers relay: an event with subscribers is dispatched by the relay itself.
   if (options.relay !== false)
-    await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', { models: t.app.db.models });
+    await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', {
+      models: t.app.db.models,
+      ...(options.byJob
+        ? {}
+        : { dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() } }),
+    });
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
   return {
     recorded: event,
@@ -126,6 +135,36 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
     expect((await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched).toBe(true);
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('an event with subscribers is dispatched by its relay: no dispatch job, and the first run reads no delivery', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const queue = t.app.queues.queue('webhooks');
+    const { eventId, key } = await emit(ORG_A);
+    // Dispatched before the relay returned: the event marked, its delivery there, and no dispatch job.
+    expect((await t.app.db.models.ImportEvent.findById(key).lean())?.dispatched).toBe(true);
+    expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
+    const id = `${eventId}.${endpoint.id}`;
+    await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
+    expect(r.received.map((x) => x.id)).toEqual([eventId]);
+    const job = await queue.getJob(deliveryJobId(id));
+    expect(job?.data.fresh).toEqual({
+      endpointId: endpoint.id,
+      eventKey: key,
+      type: 'data_import.import_process.post_import.completed-v1',
+    });
+    expect(job?.returnvalue).toEqual({ status: 'delivered', attempts: 1 });
+
+    // Relayed without the means to dispatch (a caller that gives none): the dispatch job does it, reading the
+    // event and the endpoints; its delivery is fresh all the same (inserted by that dispatch).
+    const byJob = await emit(ORG_A, { byJob: true });
+    await until(
+      async () => (await deliveryOf(byJob.eventId, endpoint.id))?.status === 'delivered',
+      'delivered',
+    );
+    expect(await queue.getJobState(jobId('dispatch', byJob.eventId))).toBe('completed');
     await hooks.remove(ORG_A, endpoint.id);
   });
 
@@ -337,10 +376,10 @@ describe('who receives what', () => {
     );
     const [delivery] = await store.createDeliveries((await store.event(key))!, live, new Date());
     await store.markDispatched(key);
-    expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(delivery!))).toBe('unknown');
+    expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(delivery!.id))).toBe('unknown');
     await until(async () => r.ids().has(eventId), 'the delivery whose job was lost');
     await until(
-      async () => (await store.delivery(delivery!))?.status === 'delivered',
+      async () => (await store.delivery(delivery!.id))?.status === 'delivered',
       'the delivery recorded delivered',
     );
     expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);

@@ -4,12 +4,15 @@ import basicAuth from '@fastify/basic-auth';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { Job } from 'bullmq';
+import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { WebhookFleetState } from '../../webhooks/fleet-state.js';
 import { queueNames } from '../../jobs/catalog.js';
 
 const BASE = '/admin/queues';
+
+/** The time in an event stream entry's id (`<ms>-<seq>`). */
+const streamTime = (id: string): number => Number(id.slice(0, id.indexOf('-')));
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -100,15 +103,18 @@ export default fp(
     });
     for (const name of queueNames) {
       const events = app.queues.events(name);
+      // From the queue's event stream alone, without reading the job: an entry's id is the Redis server's time
+      // in milliseconds, so a job's last activation and its completion give its processing time (what BullMQ's
+      // processedOn and finishedOn say). Every API pod sees every event; bounded, the oldest forgotten.
+      const activeAt = new LRUCache<string, number>({ max: 10_000 });
+      events.on('active', ({ jobId }: { jobId: string }, id: string) => activeAt.set(jobId, streamTime(id)));
       const observe =
         (outcome: string) =>
-        ({ jobId }: { jobId: string }) => {
-          void Job.fromId(app.queues.queue(name), jobId)
-            .then((job) => {
-              if (job?.processedOn && job.finishedOn)
-                duration.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
-            })
-            .catch(() => undefined);
+        ({ jobId }: { jobId: string }, id: string) => {
+          const from = activeAt.get(jobId);
+          if (from === undefined) return;
+          activeAt.delete(jobId);
+          duration.observe({ queue: name, outcome }, Math.max(0, streamTime(id) - from) / 1000);
         };
       events.on('completed', observe('completed'));
       events.on('failed', observe('failed'));

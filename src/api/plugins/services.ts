@@ -4,6 +4,7 @@ import { openDatabase, type Database } from '../../infra/mongo.js';
 import { producerConnection, type RedisClient } from '../../infra/redis.js';
 import { TokenService, type Clock } from '../../auth/tokens.js';
 import { attachProgressCounters } from '../../storage/progress-counters.js';
+import { webhookStore } from '../../storage/webhooks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,6 +53,7 @@ export default fp<ServicesOptions>(
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
     app.decorate<RedisClient>('redis', redis);
     attachProgressCounters(db.models, redis, config.QUEUE_PREFIX);
+    webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
     await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {

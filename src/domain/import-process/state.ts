@@ -145,6 +145,24 @@ export function foldEvent(state: ProcessState, seq: number, event: ProcessEvent 
   return next;
 }
 
+/**
+ * Whether nothing of `state` outlives a SCHEDULED event appended to it: the event sets the status, task, run
+ * and latest event anew, so only an account number or an error could pass on. A task whose history before it
+ * is fresh needs nothing of that history: the state at its own entry follows from the entry (`stateAtSchedule`).
+ */
+export function isFresh(state: ProcessState): boolean {
+  return state.krakenAccountNumber === null && state.latestError === null;
+}
+
+/**
+ * The state right after a SCHEDULED event, for a history that was fresh before it (`isFresh`); null for any
+ * other event (a VOID, a cancel, …), whose state depends on the history before it.
+ */
+export function stateAtSchedule(event: ProcessEvent | null): ProcessState | null {
+  if (event?.kind !== 'SCHEDULED') return null;
+  return foldEvent({ ...emptyState, seq: event.seq - 1 }, event.seq, event);
+}
+
 function taskOf(event: ProcessEvent): Task {
   const d = event.data;
   return {

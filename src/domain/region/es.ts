@@ -9,10 +9,12 @@ export const esProfile: RegionProfile = {
   name: 'ES',
   phoneProblem(value, kind) {
     const phone = parsePhoneNumberFromString(value, 'ES');
-    if (!phone || phone.country !== 'ES' || !phone.isValid()) return 'Enter a valid Spanish phone number.';
+    // With the full ("max") metadata a number is valid exactly when it has a type (that is how `isValid()`
+    // decides it), so one type lookup answers both questions.
+    const type = phone?.country === 'ES' ? phone.getType() : undefined;
+    if (type === undefined) return 'Enter a valid Spanish phone number.';
     // A landline field may hold any Spanish number (customers often give a mobile there); not the reverse.
-    if (kind === 'mobile' && !MOBILE_TYPES.has(phone.getType() ?? ''))
-      return 'Enter a Spanish mobile number.';
+    if (kind === 'mobile' && !MOBILE_TYPES.has(type)) return 'Enter a Spanish mobile number.';
     return null;
   },
   postcodeProblem(value) {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { stageAccount } from '../../../creation/staging.js';
 import { accountPayloadSchema } from '../../../schemas/account.js';
 import { ApiError } from '../../errors.js';
+import { keepReceivedJson, receivedJson } from '../../received-json.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 import { validateAccountRequest } from '../../validation.js';
@@ -11,6 +12,7 @@ import { validateAccountRequest } from '../../validation.js';
 const stagedBody = z.object({ import_supplier: z.string(), external_account_number: z.string() });
 
 export default async function stageAccountRoutes(fastify: FastifyInstance): Promise<void> {
+  keepReceivedJson(fastify);
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post(
     '/account-import-process/create-or-update/',
@@ -50,9 +52,9 @@ export default async function stageAccountRoutes(fastify: FastifyInstance): Prom
         organisationId: supplier.organisationId,
         importSupplier: supplier.code,
         externalAccountNumber: data.external_account_number,
-        // Stored as received (transactions keep their original JSON), with what its validation depended on:
-        // creation validates it again only if that changed.
-        payload: JSON.stringify(request.body),
+        // Stored as received (the text itself: transactions keep their original JSON), with what its
+        // validation depended on: creation validates it again only if that changed.
+        payload: receivedJson(request) ?? JSON.stringify(request.body),
         validatedWith,
         now: app.clock(),
       });

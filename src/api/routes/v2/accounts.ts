@@ -3,19 +3,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { creationLookups } from '../../../creation/lookups.js';
 import { CreationSlots } from '../../../creation/slots.js';
-import { cancelTask, scheduleAccount, taskJobId, type TaskQueue } from '../../../creation/schedule.js';
-import { processStatuses, type ProcessState } from '../../../domain/import-process/state.js';
+import { scheduleAccount, taskJobId, type TaskQueue } from '../../../creation/schedule.js';
 import { taskWindow, type TaskWindow } from '../../../domain/import-process/window.js';
 import { sortErrors, type FieldError } from '../../../domain/validation/field-error.js';
 import { validateAccount, validateV2Envelope } from '../../../domain/validation/index.js';
-import { processKey } from '../../../models/account-import-process.js';
 import type { AccountPayload } from '../../../schemas/account.js';
-import { formatUtcDatetime, pathIdentifier } from '../../../schemas/primitives.js';
 import { v2AccountRequestSchema } from '../../../schemas/v2.js';
-import { findProcess } from '../../../storage/import-processes.js';
-import { storageFor } from '../../../storage/index.js';
-import { describeEvent } from '../../../storage/process-events.js';
-import { relayEvents } from '../../../webhooks/relay.js';
 import { jobCatalog, retention } from '../../../jobs/catalog.js';
 import { ApiError } from '../../errors.js';
 import { examples, withExample } from '../../openapi/examples.js';
@@ -23,25 +16,8 @@ import type { SupplierDoc } from '../../plugins/tenancy.js';
 import { bodyErrors, commonErrors, errorBody, errorResponses, v2AlreadyImportedBody } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 import { validationFingerprint } from '../../../creation/validation-fingerprint.js';
+import v2ImportProcessRoutes from './import-process.js';
 
-const statusParams = z.object({
-  import_supplier_code: pathIdentifier(64),
-  external_account_number: pathIdentifier(128),
-});
-const eventBody = z.object({
-  event: z.string().describe('EVENT_ACCOUNT_IMPORT_PROCESS_<CREATED|SCHEDULED|STARTED|PROCESSED|...>'),
-  occurred_at: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
-  data: z.record(z.string(), z.unknown()).describe('Codes, paths and numbers only.'),
-});
-const errorOfProcess = z.object({ code: z.string(), detail: z.string(), domain: z.string() });
-const statusBody = z.object({
-  status: z.enum(processStatuses),
-  kraken_identifier: z.string().nullable(),
-  created_at: z.string(),
-  modified_at: z.string(),
-  latest_event: eventBody.nullable(),
-  latest_error: errorOfProcess.nullable(),
-});
 const emptyBody = z.null().describe('An empty body.');
 
 type Checked = {
@@ -55,8 +31,8 @@ type Checked = {
 
 /**
  * The v2 data import: validate, schedule (a creation task that runs inside a window on the workers), status,
- * event history and cancel. Same authentication and tenancy as v1; the account is validated by the v1 rules
- * with v1 paths, the task parameters at `task_params.<field>`.
+ * event history and cancel (these three in ./import-process.ts). Same authentication and tenancy as v1; the
+ * account is validated by the v1 rules with v1 paths, the task parameters at `task_params.<field>`.
  */
 export default async function v2AccountRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -65,12 +41,12 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
   const creationQueue = () => app.queues.queue('account-creation');
   const slots = new CreationSlots(app.redis, app.config);
   const tasks: TaskQueue = {
-    async add(processId, taskId, delayMs) {
+    async add(processId, taskId, delayMs, hints) {
       const spec = jobCatalog['run-import-task'];
       try {
         await creationQueue().add(
           'run-import-task',
-          { processId, taskId, requestId: 'schedule' },
+          { processId, taskId, ...hints, requestId: 'schedule' },
           { ...spec.options, ...retention, jobId: taskJobId(processId, taskId), delay: delayMs },
         );
       } catch {
@@ -237,153 +213,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     },
   );
 
-  /** The caller's import process, or 404 `not_found` (another organisation's is none). */
-  async function processOf(request: FastifyRequest, code: string, external: string) {
-    const supplier = await request.tenant.findSupplier(code);
-    const process = supplier ? await findProcess(models, processKey(supplier.code, external)) : null;
-    if (!process || (!process.stagedAt && !process.krakenAccountNumber)) throw new ApiError('not_found');
-    return process;
-  }
-
-  /**
-   * A task the process still waits for whose job is gone from the queue (a Redis Cluster failover loses what
-   * the old master had not replicated) gets its job again, due at its window's start: whoever follows the
-   * task's status (the migration client polls it) brings it back. Best effort; Redis down changes nothing.
-   */
-  async function requeueLostTask(processId: string, state: ProcessState): Promise<void> {
-    if (state.status !== 'PENDING' || !state.task) return;
-    const id = taskJobId(processId, state.task.id);
-    try {
-      if ((await creationQueue().getJobState(id)) !== 'unknown') return;
-      await tasks.add(
-        processId,
-        state.task.id,
-        Math.max(0, Date.parse(state.task.windowStart) - app.clock().getTime()),
-      );
-      app.log.warn({ job_id: id }, 'scheduled task had no job (lost in a Redis failover?): queued again');
-    } catch {
-      // Redis unavailable: the next status read tries again.
-    }
-  }
-
-  /** The status body of a process: its history's state, or (no history) what its v1 state tells. */
-  async function statusOf(
-    process: NonNullable<Awaited<ReturnType<typeof findProcess>>>,
-    options: { repair?: boolean } = {},
-  ) {
-    const state = await storageFor(models).events.state(process._id);
-    if (options.repair) await requeueLostTask(process._id, state);
-    // A process staged or created before events were recorded has no history: its v1 state tells.
-    const status = state.status ?? (process.krakenAccountNumber ? 'PROCESSED' : 'PENDING');
-    const latest = state.latestEvent;
-    const updated = process.updatedAt ?? process.createdAt ?? new Date(0);
-    const modified = latest && latest.occurredAt > updated ? latest.occurredAt : updated;
-    return {
-      status,
-      kraken_identifier:
-        status === 'PROCESSED' ? (state.krakenAccountNumber ?? process.krakenAccountNumber ?? null) : null,
-      created_at: formatUtcDatetime(process.createdAt ?? updated),
-      modified_at: formatUtcDatetime(modified),
-      latest_event: latest ? describeEvent(latest) : null,
-      latest_error: state.latestError,
-    };
-  }
-
-  app.get(
-    '/accounts/:import_supplier_code/:external_account_number/',
-    {
-      schema: {
-        tags: ['v2'],
-        operationId: 'getAccountImportProcess',
-        summary: 'Status of an account import, with its latest event and error',
-        description:
-          'PENDING (staged or scheduled), IN_PROGRESS, PROCESSED (with kraken_identifier), ERRORED, CANCELLED, ' +
-          'DRY_RUN_SUCCEEDED or DRY_RUN_ERRORED. Accounts staged or created through v1 have a status too.',
-        params: statusParams,
-        response: {
-          200: statusBody.describe('The status.'),
-          ...errorResponses([400, 404, ...commonErrors], {
-            400: 'request_failed_validation: a path parameter is longer than allowed or holds a control character (invalid_character).',
-            404: 'not_found: no import process for this account.',
-          }),
-        },
-      },
-    },
-    async (request) =>
-      statusOf(
-        await processOf(request, request.params.import_supplier_code, request.params.external_account_number),
-        { repair: true },
-      ),
-  );
-
-  app.get(
-    '/accounts/:import_supplier_code/:external_account_number/events/',
-    {
-      schema: {
-        tags: ['v2'],
-        operationId: 'listAccountImportEvents',
-        summary: 'The whole event history of an account import, oldest first',
-        params: statusParams,
-        response: {
-          200: z.array(eventBody).describe('The events, oldest first.'),
-          ...errorResponses([400, 404, ...commonErrors], {
-            400: 'request_failed_validation: a path parameter is longer than allowed or holds a control character (invalid_character).',
-            404: 'not_found: no import process for this account.',
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const process = await processOf(
-        request,
-        request.params.import_supplier_code,
-        request.params.external_account_number,
-      );
-      return (await storageFor(models).events.history(process._id)).map(describeEvent);
-    },
-  );
-
-  app.delete(
-    '/accounts/:import_supplier_code/:external_account_number/',
-    {
-      schema: {
-        tags: ['v2'],
-        operationId: 'cancelScheduledCreation',
-        summary: 'Cancel a scheduled creation that has not started',
-        description:
-          '200 with the status body (CANCELLED). 400 `import_process_not_cancellable` once the task started or ' +
-          'finished, or when nothing is scheduled. The staged data stays: a later schedule or v1 create works.',
-        params: statusParams,
-        response: {
-          200: statusBody.describe('The status after the cancel.'),
-          ...errorResponses([400, 404, ...commonErrors], {
-            400: 'import_process_not_cancellable, or request_failed_validation for a path parameter.',
-            404: 'not_found: no import process for this account.',
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const process = await processOf(
-        request,
-        request.params.import_supplier_code,
-        request.params.external_account_number,
-      );
-      const outcome = await cancelTask(
-        models,
-        tasks,
-        process.importSupplier,
-        process.externalAccountNumber,
-        app.clock(),
-      );
-      if (outcome.status === 'not_found') throw new ApiError('not_found');
-      if (outcome.status === 'not_cancellable') throw new ApiError('import_process_not_cancellable');
-      await relayEvents(app.queues.queue('webhooks'), [outcome.recorded], request.id, {
-        models: app.db.models,
-      });
-      return statusOf(process);
-    },
-  );
+  await app.register(v2ImportProcessRoutes, { tasks, creationQueue });
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -1,0 +1,96 @@
+import { resolve } from 'node:path';
+import { loadClientConfig } from '../config.js';
+import { commandLine, redact } from './command.js';
+import type { ApiClient } from './http.js';
+import { successes, type Outcome } from './outcomes.js';
+import { Progress } from './progress.js';
+import { ReportWriter, type ReportExtension, type Summary } from './report.js';
+import type { RunHistory } from './run-history.js';
+
+// The report of an `import-client` command: its folder, starting it with the progress, and concluding it (the
+// summary printed, the exit code).
+
+export type Common = { report?: string; quiet?: boolean };
+
+/** The report folder: `--report`, else `import-report-<UTC timestamp>` in the current folder. */
+export function reportDir(options: Common): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return resolve(options.report ?? `import-report-${stamp}`);
+}
+
+/** The secrets a report must never show: the API key (the token is recognised by its shape, see command.ts). */
+const secrets = () => [loadClientConfig().IMPORT_API_KEY];
+
+/**
+ * The report and the progress of a command: the command line as it was given and the options in effect
+ * (paths resolved), both with secrets redacted; the runs of `history` when there is one.
+ */
+export function startReport(
+  dir: string,
+  options: Common & Record<string, unknown>,
+  extra: {
+    history?: RunHistory;
+    client?: ApiClient | null;
+    state?: string;
+    outcomes?: readonly Outcome[];
+    extension?: ReportExtension;
+  } = {},
+) {
+  const effective = Object.fromEntries(
+    Object.entries({ ...options, report: dir, ...(extra.state ? { state: extra.state } : {}) }).map(
+      ([k, v]) => [
+        k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+        typeof v === 'string' ? redact(v, secrets()) : v,
+      ],
+    ),
+  );
+  const report = new ReportWriter(dir, {
+    command: commandLine('import-client', process.argv.slice(2), secrets()),
+    options: effective,
+    history: extra.history,
+    throttled: () => extra.client?.throttled ?? 0,
+    outcomes: extra.outcomes,
+    extension: extra.extension,
+  });
+  const mode = options.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
+  const progress = new Progress(mode, null, report.counts);
+  return { report, progress };
+}
+
+export async function conclude(
+  report: ReportWriter,
+  progress: Progress,
+  extra: { interrupted: boolean; unreadableInputs?: number },
+): Promise<void> {
+  progress.stop();
+  const summary = await report.finish(extra);
+  process.stdout.write(JSON.stringify(summaryLine(summary, report.dir), null, 2) + '\n');
+  const ok =
+    (extra.unreadableInputs ?? 0) === 0 &&
+    Object.entries(summary.by_outcome).every(
+      ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
+    );
+  process.exitCode = extra.interrupted ? 130 : ok ? 0 : 1;
+}
+
+function summaryLine(summary: Summary, dir: string) {
+  const counts = Object.fromEntries(Object.entries(summary.by_outcome).filter(([, n]) => n > 0));
+  return {
+    report: dir,
+    run: summary.run,
+    runs: summary.total.runs,
+    lines: summary.lines,
+    skipped_done_earlier: summary.skipped_done_earlier,
+    sent: summary.sent,
+    outcomes: counts,
+    accounts_per_s: summary.accounts_per_s,
+    seconds: summary.seconds,
+    interrupted: summary.interrupted,
+    ...(summary.reconciliation
+      ? { money_difference: summary.reconciliation.money_difference, inputs: summary.reconciliation.inputs }
+      : {}),
+  };
+}

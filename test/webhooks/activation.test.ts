@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { processKey } from '../../src/models/account-import-process.js';
+import { storageFor } from '../../src/storage/index.js';
+import { webhookStore } from '../../src/storage/webhooks.js';
+import { relayEvents } from '../../src/webhooks/relay.js';
+import { startTestApp, createTenant, type TestApp } from '../support/app.js';
+import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
+import { startReceiver, type Receiver } from './receiver.js';
+
+// An endpoint receives the events that occur from a delay after `webhook add`; event writers remember an
+// organisation's endpoints for half of it. Events are recorded here at chosen times (their writer's clock),
+// so nothing waits for the delay to pass.
+const ORG = 'Activation Org';
+const SUPPLIER = 'ACTIVATION';
+const DELAY_MS = 60_000;
+
+let t: TestApp;
+let workers: TestWorkers;
+let hooks: WebhookOperations;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: {
+      TEST_LABEL: 'webhook_activation',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_ACTIVATION_DELAY_MS: String(DELAY_MS),
+    },
+  });
+  await createTenant(t, ORG, SUPPLIER);
+  hooks = new WebhookOperations(t.app.db.models, t.config);
+  workers = await startTestWorkers(t.config);
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await workers?.stop();
+  await receiver?.close();
+  await t?.close();
+});
+
+let counter = 0;
+/** Records a post-import event occurring at `at`, and relays it as the API would. */
+async function recordAt(at: Date) {
+  const organisation = await t.app.db.models.Organisation.findOne({ name: ORG }).lean();
+  const external = `ACT-${++counter}`;
+  const event = await storageFor(t.app.db.models).events.recordPostImport(
+    {
+      key: processKey(SUPPLIER, external),
+      organisationId: organisation!._id,
+      importSupplier: SUPPLIER,
+      externalAccountNumber: external,
+      krakenAccountNumber: 'A-0000000B',
+    },
+    {
+      type: 'data_import.import_process.post_import.completed-v1',
+      resource: 'notes',
+      ref: external,
+      count: 1,
+    },
+    at,
+  );
+  await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', { models: t.app.db.models });
+  return event;
+}
+
+describe('webhook activation', () => {
+  it('an endpoint gets the events from its activation on, though writers remembered there was none', async () => {
+    const reads = vi.spyOn(webhookStore(t.app.db.models), 'liveEndpoints');
+    const start = Date.now();
+    // Nobody subscribed: written dispatched, and what was read is remembered for half the delay.
+    const before = await recordAt(new Date(start));
+    expect(before.dispatched).toBe(true);
+    const added = await hooks.add(ORG, receiver.url);
+    const activeFrom = Date.parse(added.active_from);
+    expect(activeFrom - start).toBeGreaterThanOrEqual(DELAY_MS);
+    expect(activeFrom - Date.now()).toBeLessThanOrEqual(DELAY_MS);
+    expect((await hooks.list(ORG)).map((e) => e.active_from)).toEqual([added.active_from]);
+
+    // Before its activation, from what the writer remembered (no read): not the endpoint's.
+    const early = await recordAt(new Date(start + DELAY_MS / 4));
+    expect(early.dispatched).toBe(true);
+    expect(reads).toHaveBeenCalledTimes(1);
+
+    // From its activation on (past what the writer may remember): read again, and delivered.
+    const due = await recordAt(new Date(activeFrom));
+    expect(due.dispatched).toBe(false);
+    expect(reads).toHaveBeenCalledTimes(2);
+    await until(async () => receiver.ids().has(due.eventId), 'the delivery of the first event it is due');
+    const later = await recordAt(new Date(activeFrom + 1_000));
+    await until(async () => receiver.ids().has(later.eventId), 'the delivery of the next one');
+    expect(reads).toHaveBeenCalledTimes(2);
+    expect(receiver.ids().has(before.eventId) || receiver.ids().has(early.eventId)).toBe(false);
+    reads.mockRestore();
+  });
+});

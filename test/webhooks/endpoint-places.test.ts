@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EndpointPlaces } from '../../src/webhooks/endpoint-places.js';
+import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+// An endpoint's in-flight places (a Redis lease each, at most the limit across the fleet) and the short wait in
+// line of one worker process's deliveries for them.
+let t: TestApp;
+let fleet: WebhookFleetState;
+let n = 0;
+const endpoint = () => `endpoint-${++n}`;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'endpoint_places' } });
+  fleet = new WebhookFleetState(t.app.redis, t.config.QUEUE_PREFIX);
+});
+afterAll(async () => t?.close());
+
+/** One worker process's places (its line is keyed by the object standing for its Redis client). */
+const processPlaces = (process: object, limit: number, maxWaiting = 10) =>
+  new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting);
+
+/** Whether a promise has settled, after everything already due has run (a round trip to Redis included). */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  await t.app.redis.ping();
+  await new Promise((r) => setImmediate(r));
+  return done;
+}
+
+describe('endpoint places', () => {
+  it('a delivery waiting in line takes the place its process gives back', async () => {
+    const proc = {};
+    const places = processPlaces(proc, 1);
+    const e = endpoint();
+    expect(await places.take(e, 'a')).toBe(true);
+    const b = places.take(e, 'b');
+    expect(await settled(b)).toBe(false);
+    await places.release(e, 'a');
+    expect(await b).toBe(true);
+    // The lease in Redis is b's now.
+    expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(false);
+    await places.release(e, 'b');
+    expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(true);
+  });
+
+  it('finds a place another process gave back, by looking again', async () => {
+    const e = endpoint();
+    const other = processPlaces({}, 1);
+    expect(await other.take(e, 'a')).toBe(true);
+    const mine = processPlaces({}, 1).take(e, 'b');
+    expect(await settled(mine)).toBe(false);
+    await other.release(e, 'a');
+    expect(await mine).toBe(true);
+  });
+
+  it('waits within bounds: at most so many deliveries of a process wait, and not for long', async () => {
+    const places = processPlaces({}, 1, 2);
+    const [e1, e2, e3] = [endpoint(), endpoint(), endpoint()];
+    for (const e of [e1, e2, e3]) expect(await places.take(e, `${e}-holder`)).toBe(true);
+    const waiting1 = places.take(e1, 'w1');
+    const waiting2 = places.take(e2, 'w2');
+    // Two wait in this process: the most it lets wait, whatever the endpoint.
+    expect(await places.take(e3, 'w3')).toBe(false);
+    expect(await places.take(e1, 'w1-second')).toBe(false);
+    // Nobody gives a place back: both give up after the wait, and their places were never taken.
+    expect(await waiting1).toBe(false);
+    expect(await waiting2).toBe(false);
+    // Nobody waits any more: a new waiter is accepted (and gets the place given back).
+    const again = places.take(e3, 'w3-again');
+    await places.release(e3, `${e3}-holder`);
+    expect(await again).toBe(true);
+  });
+});
