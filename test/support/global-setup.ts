@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { resetContractOutput, summariseContract } from './openapi-contract.js';
 import { randomBytes } from 'node:crypto';
@@ -46,6 +48,10 @@ function choice(name: string, allowed: readonly string[]): string {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const stops: Array<() => Promise<void>> = [];
+  // The run's port claims (see claimPorts): the worker processes inherit the variable.
+  const claims = mkdtempSync(join(tmpdir(), 'test-ports-'));
+  process.env.TEST_PORT_CLAIMS = claims;
+  stops.push(async () => rmSync(claims, { recursive: true, force: true }));
   const database = choice('TEST_DATABASE', ['sqlite', 'postgresql']);
   const redisKind = choice('TEST_REDIS', ['single', 'cluster']);
   const ferretPort = process.env.TEST_FERRETDB_PORT ? Number(process.env.TEST_FERRETDB_PORT) : undefined;

@@ -11,7 +11,42 @@ export type LocalServer = {
   stop: (signal?: NodeJS.Signals) => Promise<void>;
 };
 
+/**
+ * Claims ports for this test run across its worker processes: one file per port in the run's directory
+ * (`TEST_PORT_CLAIMS`, made by the global setup), created exclusively, so one creator wins. Two test files
+ * then never choose the same port, even while one has chosen and not yet bound it (the scaled topology binds
+ * its web ports some 20 s after choosing them; a Redis Cluster's bus ports sit 10,000 above its nodes').
+ * A claim lasts until the run ends. Without the directory (a test run without the global setup), the check that
+ * nothing listens is all there is.
+ */
+export function claimPorts(ports: readonly number[]): boolean {
+  const dir = process.env.TEST_PORT_CLAIMS;
+  if (!dir) return true;
+  const made: string[] = [];
+  for (const port of ports) {
+    const file = join(dir, String(port));
+    try {
+      closeSync(openSync(file, 'wx'));
+      made.push(file);
+    } catch (error) {
+      for (const mine of made) rmSync(mine, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  }
+  return true;
+}
+
+/** A port nothing listens on, chosen by the kernel, and claimed for this test run. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await unusedPort();
+    if (claimPorts([port])) return port;
+  }
+  throw new Error('no free port that another test file had not claimed');
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.once('error', reject);
@@ -164,14 +199,15 @@ export async function portsFree(ports: number[]): Promise<boolean> {
 const runCandidate = () => 10_000 + Math.floor(Math.random() * 12_700);
 
 /**
- * The first of `count` free ports in a row, below the ephemeral range; with `bus`, the ports 10,000 above them
- * are free too (a Redis Cluster node's bus port).
+ * The first of `count` free ports in a row, below the ephemeral range, claimed for this test run; with `bus`,
+ * the ports 10,000 above them are free and claimed too (a Redis Cluster node's bus port).
  */
 export async function freePortRun(count: number, options: { bus?: boolean } = {}): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const candidate = runCandidate();
     const ports = Array.from({ length: count }, (_, i) => candidate + i);
-    if (await portsFree(options.bus ? [...ports, ...ports.map((p) => p + 10_000)] : ports)) return candidate;
+    const all = options.bus ? [...ports, ...ports.map((p) => p + 10_000)] : ports;
+    if (claimPorts(all) && (await portsFree(all))) return candidate;
   }
   throw new Error(`no ${count} free ports in a row`);
 }
@@ -192,7 +228,7 @@ export async function startRedisCluster(options: { basePort?: number } = {}): Pr
     throw new Error(`ports ${base}–${base + 5} (or their bus ports) are taken: choose another base port`);
   for (let attempt = 0; attempt < 50 && !base; attempt++) {
     const candidate = runCandidate();
-    if (await portsFree(clusterPorts(candidate))) base = candidate;
+    if (claimPorts(clusterPorts(candidate)) && (await portsFree(clusterPorts(candidate)))) base = candidate;
   }
   if (!base) throw new Error('no six free ports in a row for a Redis Cluster');
   const run = (...args: string[]) =>

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
@@ -40,6 +40,11 @@ beforeAll(async () => {
   await createTenant(t, ORG_B, 'HOOKS_B');
   hooks = new WebhookOperations(t.app.db.models, t.config);
   workers = await startTestWorkers(t.config);
+});
+// A test that failed before removing its endpoints must not send its subscriptions into the next tests.
+afterEach(async () => {
+  for (const org of [ORG_A, ORG_B])
+    for (const endpoint of await hooks.list(org)) await hooks.remove(org, endpoint.id);
 });
 afterAll(async () => {
   await workers?.stop();
@@ -149,6 +154,11 @@ describe('delivery', () => {
     const id = `${eventId}.${endpoint.id}`;
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(r.received.map((x) => x.id)).toEqual([eventId]);
+    // The delivery's record says delivered before its job is moved to completed (its return value).
+    await until(
+      async () => (await queue.getJobState(deliveryJobId(id))) === 'completed',
+      'the job completed',
+    );
     const job = await queue.getJob(deliveryJobId(id));
     expect(job?.data.fresh).toEqual({
       endpointId: endpoint.id,
