@@ -37,6 +37,8 @@ export type RecordedEvent = {
   occurredAt?: Date;
   /** Its writer read the organisation's endpoints before writing it and found one subscribed. */
   subscribed?: boolean;
+  /** The webhook body, when this writer inserted it (what a direct delivery sends). */
+  body?: string | null;
 };
 
 /** The fields of a stored entry the history reads back. */

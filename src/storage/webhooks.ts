@@ -126,12 +126,14 @@ export class WebhookStore {
 
   /**
    * One pending delivery per endpoint (those already there are kept as they are); returns their ids, and
-   * whether each was inserted now (then it is pending, with no attempt yet).
+   * whether each was inserted now (then it is pending, with no attempt yet). `due`: when the outbox sweep may
+   * take it for lost if it is still pending and has no job (now, unless its first attempt is already on).
    */
   async createDeliveries(
     event: Pick<ImportEventDoc, '_id' | 'eventId' | 'type' | 'organisationId'>,
     endpoints: readonly EndpointRow[],
     now: Date,
+    due: Date = now,
   ): Promise<{ id: string; endpointId: string; inserted: boolean }[]> {
     const model = this.models.WebhookDelivery;
     const docs = endpoints.map((endpoint) =>
@@ -147,7 +149,7 @@ export class WebhookStore {
           status: 'pending',
           attempts: 0,
           lastHttpStatus: null,
-          nextAttemptAt: now,
+          nextAttemptAt: due,
           replays: 0,
         },
         now,

@@ -4,9 +4,8 @@ import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { EndpointPlaces } from './endpoint-places.js';
 import { WebhookFleetState } from './fleet-state.js';
-import { sendWebhook, type SendResult } from './sender.js';
-import { openSecret } from './secret-box.js';
-import { checkWebhookUrl, UnsafeWebhookUrl, WebhookLookupTimeout } from './url-guard.js';
+import type { SendResult } from './sender.js';
+import { recordAttemptResult, sendAttempt } from './attempt.js';
 
 /** How long a delivery waits as a delayed job when its endpoint's places stayed taken (see `EndpointPlaces`). */
 const ENDPOINT_BUSY_RETRY_MS = 200;
@@ -28,6 +27,7 @@ export async function deliverWebhookJob(
   const { config } = ctx;
   const store = webhookStore(ctx.db.models);
   const fleet = new WebhookFleetState(ctx.redis, config.QUEUE_PREFIX);
+  const attemptDeps = { config, log: ctx.log, store, fleet, clock: ctx.clock };
   // Just inserted by its dispatch (pending, no attempt yet): not read again.
   const delivery = data.fresh
     ? {
@@ -67,64 +67,19 @@ export async function deliverWebhookJob(
 
   let result: SendResult;
   try {
-    const started = Date.now();
-    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE, {
-      lookupTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    });
-    result = await sendWebhook(
-      target,
-      { id: event.eventId, body: event.body, secret: openSecret(endpoint.secret, config) },
-      // The lookup and the send share the delivery's time.
-      Math.max(100, config.WEBHOOK_TIMEOUT_MS - (Date.now() - started)),
-      ctx.clock(),
-    );
-  } catch (err) {
-    if (err instanceof WebhookLookupTimeout) {
-      // Retried like a send that timed out; the endpoint's place is freed below all the same.
-      result = { delivered: false, httpStatus: null, error: 'dns_timeout' };
-    } else {
-      if (!(err instanceof UnsafeWebhookUrl)) throw err;
-      ctx.log.warn(
-        { endpoint: endpointId, reason: err.message },
-        'webhook endpoint refused by the URL guard',
-      );
-      result = { delivered: false, httpStatus: null, error: 'unsafe_url' };
-    }
+    result = await sendAttempt(attemptDeps, endpoint, { eventId: event.eventId, body: event.body });
   } finally {
     await places.release(endpointId, delivery._id).catch(() => undefined);
   }
-
-  const attempts = delivery.attempts + 1;
-  // From the first recorded attempt on, the delivery is what the job reads.
-  const recorded = async () => {
-    if (data.fresh) await job.updateData({ deliveryId: data.deliveryId, requestId: data.requestId });
-  };
-  /** The delivery's last word: delivered, or failed after its last attempt. */
-  const settle = async (status: 'delivered' | 'failed') => {
-    await store.recordAttempt(delivery._id, {
-      status,
-      attempts,
-      lastHttpStatus: result.httpStatus,
-      nextAttemptAt: null,
-    });
-    await fleet.count(delivery.type, status, delivery._id);
-    return { status, attempts };
-  };
-  if (result.delivered) return settle('delivered');
-  const wait = config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
-  ctx.log.info(
-    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
-    'webhook delivery not accepted',
+  const recorded = await recordAttemptResult(
+    attemptDeps,
+    delivery,
+    delivery.attempts + 1,
+    endpointId,
+    result,
   );
-  if (wait === undefined) return settle('failed');
-  const next = Date.now() + wait;
-  await store.recordAttempt(delivery._id, {
-    status: 'pending',
-    attempts,
-    lastHttpStatus: result.httpStatus,
-    nextAttemptAt: new Date(next),
-  });
-  await recorded();
-  await fleet.count(delivery.type, 'retried', null);
-  return delay(next);
+  if (recorded.retryAt === undefined) return { status: recorded.status, attempts: recorded.attempts };
+  // From the first recorded attempt on, the delivery is what the job reads.
+  if (data.fresh) await job.updateData({ deliveryId: data.deliveryId, requestId: data.requestId });
+  return delay(recorded.retryAt);
 }

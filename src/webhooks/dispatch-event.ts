@@ -10,6 +10,7 @@ import {
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
+import type { DirectDeliveries } from './direct-deliveries.js';
 
 /** A delivery's job id (a replay adds its number, so it runs even after the first job finished). */
 export const deliveryJobId = (delivery: string, replay = 0) =>
@@ -29,25 +30,46 @@ export type DispatchedEvent = Pick<
   '_id' | 'eventId' | 'type' | 'organisationId' | 'occurredAt'
 >;
 
+/** An event's body and the process's direct deliveries: first attempts are made here, without a job each. */
+export type DirectDispatch = { body: string; deliveries: DirectDeliveries };
+
 /**
  * Fans a recorded import event out to the endpoints it goes to: one delivery per endpoint (ids derived from
  * event and endpoint, so a second dispatch of the same event adds none), one delivery job each (ids derived
  * from the delivery, so none is queued twice), then the event is marked dispatched. A crash anywhere is
  * repaired by running it again, which the dispatch job's retries and the outbox sweep do. A delivery inserted
- * now tells its job what it holds, so the job's first run does not read it.
+ * now tells its job what it holds, so the job's first run does not read it. With `direct`, a delivery
+ * inserted now gets its first attempt in this process instead of a job, where its endpoint has a place free
+ * (`DirectDeliveries`).
  */
 export async function dispatchEvent(
   deps: DispatchDeps,
   event: DispatchedEvent,
   endpoints: readonly EndpointRow[],
   requestId: string,
+  direct?: DirectDispatch,
 ): Promise<number> {
-  const deliveries = await deps.store.createDeliveries(event, endpoints, deps.clock());
+  const now = deps.clock();
+  const due = direct ? new Date(now.getTime() + direct.deliveries.attemptMs) : now;
+  const deliveries = await deps.store.createDeliveries(event, endpoints, now, due);
   const fleet = new WebhookFleetState(deps.redis, deps.prefix);
   const spec = jobCatalog['deliver-webhook'];
+  const endpointOf = new Map(endpoints.map((e) => [e._id.toHexString(), e]));
   await Promise.all(
     deliveries.map(async (delivery) => {
       await fleet.waiting(delivery.id, event.occurredAt);
+      const endpoint = endpointOf.get(delivery.endpointId);
+      if (direct && delivery.inserted && endpoint) {
+        const started = await direct.deliveries.start(deps.store, deps.queue, {
+          id: delivery.id,
+          type: event.type!,
+          endpoint,
+          event: { eventId: event.eventId, body: direct.body },
+          jobId: deliveryJobId(delivery.id),
+          requestId,
+        });
+        if (started) return;
+      }
       const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
       if (delivery.inserted)
         data.fresh = { endpointId: delivery.endpointId, eventKey: event._id, type: event.type! };

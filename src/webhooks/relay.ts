@@ -6,6 +6,7 @@ import type { RecordedEvent } from '../storage/process-events.js';
 import { subscribedEndpoints, webhookStore, type EndpointRow } from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
 import { dispatchEvent, type DispatchedEvent } from './dispatch-event.js';
+import { directDeliveriesOf } from './direct-deliveries.js';
 
 /** What the relay needs to settle events itself instead of queueing a dispatch job for each. */
 export type RelayOptions = {
@@ -24,7 +25,8 @@ export type RelayOptions = {
  * others are settled here: one whose writer could not tell (the read failed) is checked by the same read of
  * the organisation's endpoints the dispatch job would make, and marked dispatched when nobody is subscribed;
  * one with subscribers is dispatched here with `dispatch` (its writer's endpoints, remembered by the webhook
- * store: no read, and no dispatch job). Whatever is left, or fails, is queued as a dispatch job, whose id is
+ * store: no read, and no dispatch job; where the process makes first attempts itself, `DirectDeliveries`, the
+ * endpoints are read as they are now, as each delivery job would have read its endpoint). Whatever is left, or fails, is queued as a dispatch job, whose id is
  * the event's, so queueing twice runs it once.
  */
 export async function relayEvents(
@@ -59,6 +61,7 @@ async function settleHere(
   dispatch: RelayOptions['dispatch'],
 ): Promise<RecordedEvent[]> {
   const store = webhookStore(models);
+  const direct = dispatch ? directDeliveriesOf(dispatch.redis) : undefined;
   const live = new Map<string, Promise<EndpointRow[]>>();
   const liveOf = (org: Types.ObjectId) => {
     const key = String(org);
@@ -79,15 +82,19 @@ async function settleHere(
       };
       // The writer found subscribers: queued for the dispatch job unless it can be dispatched here.
       if (event.subscribed && !dispatch) return event;
+      // Its first attempts made here: to the endpoints as they are now, as a delivery job would read them.
+      const sendsHere =
+        direct && typeof event.body === 'string' ? { body: event.body, deliveries: direct } : undefined;
       try {
         const endpoints = subscribedEndpoints(
-          await (event.subscribed
+          await (event.subscribed && !sendsHere
             ? store.audienceAt(event.organisationId, event.occurredAt)
             : liveOf(event.organisationId)),
           recorded,
         );
         if (endpoints.length === 0) await store.markDispatched(event._id);
-        else if (dispatch) await dispatchEvent({ store, queue, ...dispatch }, recorded, endpoints, requestId);
+        else if (dispatch)
+          await dispatchEvent({ store, queue, ...dispatch }, recorded, endpoints, requestId, sendsHere);
         else return event;
         return null;
       } catch {

@@ -12,6 +12,7 @@ import {
 } from '../infra/redis.js';
 import { attachProgressCounters } from '../storage/progress-counters.js';
 import { webhookStore } from '../storage/webhooks.js';
+import { attachDirectDeliveries } from '../webhooks/direct-deliveries.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
@@ -39,6 +40,11 @@ export function startWorkers(
   logConnectionErrors(producer, log, 'worker-producer');
   attachProgressCounters(db.models, producer, config.QUEUE_PREFIX);
   webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
+  const directDeliveries = attachDirectDeliveries(producer, {
+    config,
+    log,
+    clock: deps.clock ?? (() => new Date()),
+  });
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [
       name,
@@ -159,6 +165,8 @@ export function startWorkers(
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
       await Promise.all(workers.map((w) => w.close()));
+      // First attempts made by this process's creations (each bounded by WEBHOOK_TIMEOUT_MS).
+      await directDeliveries.drain();
       await Promise.all([...queues.values()].map((q) => q.close()));
       // Given to BullMQ as instances, so they are ours to close.
       for (const connection of connections) connection.disconnect();

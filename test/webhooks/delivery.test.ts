@@ -143,7 +143,7 @@ describe('delivery', () => {
     await hooks.remove(ORG_A, endpoint.id);
   });
 
-  it('an event with subscribers is dispatched by its relay: no dispatch job, and the first run reads no delivery', async () => {
+  it('an event with subscribers is dispatched by its relay and first sent from its process: no job at all', async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     const queue = t.app.queues.queue('webhooks');
@@ -154,18 +154,9 @@ describe('delivery', () => {
     const id = `${eventId}.${endpoint.id}`;
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(r.received.map((x) => x.id)).toEqual([eventId]);
-    // The delivery's record says delivered before its job is moved to completed (its return value).
-    await until(
-      async () => (await queue.getJobState(deliveryJobId(id))) === 'completed',
-      'the job completed',
-    );
-    const job = await queue.getJob(deliveryJobId(id));
-    expect(job?.data.fresh).toEqual({
-      endpointId: endpoint.id,
-      eventKey: key,
-      type: 'data_import.import_process.post_import.completed-v1',
-    });
-    expect(job?.returnvalue).toEqual({ status: 'delivered', attempts: 1 });
+    expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
+    // Its first attempt was this process's: no delivery job either.
+    expect(await queue.getJobState(deliveryJobId(id))).toBe('unknown');
 
     // Relayed without the means to dispatch (a caller that gives none): the dispatch job does it, reading the
     // event and the endpoints; its delivery is fresh all the same (inserted by that dispatch).
@@ -175,6 +166,16 @@ describe('delivery', () => {
       'delivered',
     );
     expect(await queue.getJobState(jobId('dispatch', byJob.eventId))).toBe('completed');
+    // The delivery record says delivered before its job is moved to completed (its return value).
+    const byJobDelivery = deliveryJobId(`${byJob.eventId}.${endpoint.id}`);
+    await until(async () => (await queue.getJobState(byJobDelivery)) === 'completed', 'the job completed');
+    const job = await queue.getJob(byJobDelivery);
+    expect(job?.data.fresh).toEqual({
+      endpointId: endpoint.id,
+      eventKey: byJob.key,
+      type: 'data_import.import_process.post_import.completed-v1',
+    });
+    expect(job?.returnvalue).toEqual({ status: 'delivered', attempts: 1 });
     await hooks.remove(ORG_A, endpoint.id);
   });
 

@@ -5,6 +5,7 @@ import { producerConnection, type RedisClient } from '../../infra/redis.js';
 import { TokenService, type Clock } from '../../auth/tokens.js';
 import { attachProgressCounters } from '../../storage/progress-counters.js';
 import { webhookStore } from '../../storage/webhooks.js';
+import { attachDirectDeliveries } from '../../webhooks/direct-deliveries.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -54,9 +55,12 @@ export default fp<ServicesOptions>(
     app.decorate<RedisClient>('redis', redis);
     attachProgressCounters(db.models, redis, config.QUEUE_PREFIX);
     webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
+    const directDeliveries = attachDirectDeliveries(redis, { config, log: app.log, clock });
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
     await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {
+      // First attempts made by this pod's requests (each bounded by WEBHOOK_TIMEOUT_MS).
+      await directDeliveries.drain();
       redis.disconnect();
       await db.close();
     });

@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { EndpointRow, WebhookStore } from '../storage/webhooks.js';
+import type { WebhookFleetState } from './fleet-state.js';
+import { openSecret } from './secret-box.js';
+import { sendWebhook, type SendResult } from './sender.js';
+import { checkWebhookUrl, UnsafeWebhookUrl, WebhookLookupTimeout } from './url-guard.js';
+
+/**
+ * One delivery attempt, as the delivery job and a direct delivery (`DirectDeliveries`) both make it: the send
+ * (the URL guard, then the signed POST) and the record of its result. The endpoint's place is the caller's.
+ */
+export type AttemptDeps = {
+  config: Config;
+  log: Pick<Logger, 'info' | 'warn'>;
+  store: WebhookStore;
+  fleet: WebhookFleetState;
+  clock: () => Date;
+};
+
+/** Sends the event to the endpoint once: the URL checked, then the signed POST, both within the delivery's time. */
+export async function sendAttempt(
+  deps: AttemptDeps,
+  endpoint: Pick<EndpointRow, '_id' | 'url' | 'secret'>,
+  event: { eventId: string; body: string },
+): Promise<SendResult> {
+  const { config } = deps;
+  try {
+    const started = Date.now();
+    const target = await checkWebhookUrl(endpoint.url, config.WEBHOOK_ALLOW_PRIVATE, {
+      lookupTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    });
+    return await sendWebhook(
+      target,
+      { id: event.eventId, body: event.body, secret: openSecret(endpoint.secret, config) },
+      // The lookup and the send share the delivery's time.
+      Math.max(100, config.WEBHOOK_TIMEOUT_MS - (Date.now() - started)),
+      deps.clock(),
+    );
+  } catch (err) {
+    // Retried like a send that timed out.
+    if (err instanceof WebhookLookupTimeout)
+      return { delivered: false, httpStatus: null, error: 'dns_timeout' };
+    if (!(err instanceof UnsafeWebhookUrl)) throw err;
+    deps.log.warn(
+      { endpoint: endpoint._id.toHexString(), reason: err.message },
+      'webhook endpoint refused by the URL guard',
+    );
+    return { delivered: false, httpStatus: null, error: 'unsafe_url' };
+  }
+}
+
+export type RecordedAttempt = {
+  status: 'delivered' | 'failed' | 'pending';
+  attempts: number;
+  /** Pending: when the next attempt is due (the caller waits it out as a delayed job). */
+  retryAt?: number;
+};
+
+/**
+ * Records the result of the delivery's attempt number `attempts`: delivered, failed after its last attempt
+ * (`WEBHOOK_RETRY_DELAYS_MS` used up), or pending until its next attempt.
+ */
+export async function recordAttemptResult(
+  deps: AttemptDeps,
+  delivery: { _id: string; type: string },
+  attempts: number,
+  endpointId: string,
+  result: SendResult,
+): Promise<RecordedAttempt> {
+  const settle = async (status: 'delivered' | 'failed'): Promise<RecordedAttempt> => {
+    await deps.store.recordAttempt(delivery._id, {
+      status,
+      attempts,
+      lastHttpStatus: result.httpStatus,
+      nextAttemptAt: null,
+    });
+    await deps.fleet.count(delivery.type, status, delivery._id);
+    return { status, attempts };
+  };
+  if (result.delivered) return settle('delivered');
+  const wait = deps.config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
+  deps.log.info(
+    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
+    'webhook delivery not accepted',
+  );
+  if (wait === undefined) return settle('failed');
+  const retryAt = Date.now() + wait;
+  await deps.store.recordAttempt(delivery._id, {
+    status: 'pending',
+    attempts,
+    lastHttpStatus: result.httpStatus,
+    nextAttemptAt: new Date(retryAt),
+  });
+  await deps.fleet.count(delivery.type, 'retried', null);
+  return { status: 'pending', attempts, retryAt };
+}
