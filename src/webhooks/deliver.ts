@@ -2,7 +2,7 @@ import { DelayedError, type Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
 import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
-import { EndpointPlaces } from './endpoint-places.js';
+import { endpointPlaces } from './endpoint-places.js';
 import { WebhookFleetState } from './fleet-state.js';
 import type { SendResult } from './sender.js';
 import { recordAttemptResult, sendAttempt } from './attempt.js';
@@ -55,13 +55,7 @@ export async function deliverWebhookJob(
     await job.moveToDelayed(until, job.token);
     throw new DelayedError();
   };
-  const places = new EndpointPlaces(
-    fleet,
-    ctx.redis,
-    config.WEBHOOK_ENDPOINT_CONCURRENCY,
-    config.WEBHOOK_TIMEOUT_MS * 2,
-    Math.floor(config.WORKER_CONCURRENCY / 4),
-  );
+  const places = endpointPlaces(fleet, ctx.redis, config);
   if (!(await places.take(endpointId, delivery._id)))
     return delay(Date.now() + ENDPOINT_BUSY_RETRY_MS + Math.floor(Math.random() * ENDPOINT_BUSY_RETRY_MS));
 

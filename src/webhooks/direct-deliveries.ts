@@ -6,6 +6,7 @@ import { jobCatalog, retention, type JobData } from '../jobs/catalog.js';
 import type { EndpointRow, WebhookStore } from '../storage/webhooks.js';
 import { recordAttemptResult, sendAttempt } from './attempt.js';
 import { WebhookFleetState } from './fleet-state.js';
+import { endpointPlaces, PLACE_WAIT_MS } from './endpoint-places.js';
 
 /** At most this many direct attempts in flight in one process; the others go to the queue as delivery jobs. */
 export const DIRECT_ATTEMPTS_PER_PROCESS = 64;
@@ -15,6 +16,7 @@ export type DirectDelivery = {
   id: string;
   type: string;
   endpoint: EndpointRow;
+  eventKey: string;
   event: { eventId: string; body: string };
   /** The delivery job's id, should a retry be needed (`deliveryJobId`). */
   jobId: string;
@@ -33,8 +35,8 @@ export type DirectDeps = {
  * the delivery, takes one of its endpoint's places and sends in the background (the caller, a creation or an
  * import request, does not wait on the customer's endpoint). A delivered attempt is recorded as the job would
  * record it; one not accepted is recorded as the job's first attempt and its retries are a delivery job, on
- * the configured delays. When the endpoint's places are taken, or this process has `DIRECT_ATTEMPTS_PER_PROCESS`
- * attempts in flight, the delivery gets its job at once, as before.
+ * the configured delays. When no place of its endpoint comes within the wait a delivery job would make, or this
+ * process has `DIRECT_ATTEMPTS_PER_PROCESS` attempts in flight, the delivery gets its job, as before.
  *
  * Nothing rests on this process living: its delivery is inserted pending and due again when the attempt's time
  * is up (`attemptMs`), so should the process die mid-attempt the outbox sweep finds it overdue with no job and
@@ -43,34 +45,23 @@ export type DirectDeps = {
  */
 export class DirectDeliveries {
   private readonly inFlight = new Set<Promise<void>>();
-  private starting = 0;
 
   constructor(private readonly deps: DirectDeps) {}
 
-  /** How long an attempt may take (the URL check and the send): its delivery is due again after it. */
+  /** How long an attempt may take (the wait for a place, the URL check and the send): its delivery is due again after it. */
   get attemptMs(): number {
-    return this.deps.config.WEBHOOK_TIMEOUT_MS;
+    return PLACE_WAIT_MS + this.deps.config.WEBHOOK_TIMEOUT_MS;
   }
 
-  /** Starts the delivery's first attempt in the background: false (nothing started) when no place or no room. */
-  async start(store: WebhookStore, queue: Queue, delivery: DirectDelivery): Promise<boolean> {
-    const { config, redis } = this.deps;
-    if (this.inFlight.size + this.starting >= DIRECT_ATTEMPTS_PER_PROCESS) return false;
-    this.starting++;
-    const fleet = new WebhookFleetState(redis, config.QUEUE_PREFIX);
-    const endpointId = delivery.endpoint._id.toHexString();
-    try {
-      const placed = await fleet.takeSlot(
-        endpointId,
-        delivery.id,
-        config.WEBHOOK_ENDPOINT_CONCURRENCY,
-        config.WEBHOOK_TIMEOUT_MS * 2,
-      );
-      if (!placed) return false;
-    } finally {
-      this.starting--;
-    }
-    const attempt = this.attempt(store, fleet, queue, delivery, endpointId)
+  /**
+   * Starts the delivery's first attempt in the background: false (nothing started) when this process has
+   * `DIRECT_ATTEMPTS_PER_PROCESS` in flight. The attempt waits for one of its endpoint's places as a delivery
+   * job does (in this process's line, within bounds: `EndpointPlaces`); when none comes, the delivery gets its
+   * job then.
+   */
+  start(store: WebhookStore, queue: Queue, delivery: DirectDelivery): boolean {
+    if (this.inFlight.size >= DIRECT_ATTEMPTS_PER_PROCESS) return false;
+    const attempt = this.attempt(store, queue, delivery)
       .catch((err: Error) =>
         // Left pending: the outbox sweep gives it a job once it is overdue.
         this.deps.log.warn(
@@ -83,19 +74,28 @@ export class DirectDeliveries {
     return true;
   }
 
-  private async attempt(
-    store: WebhookStore,
-    fleet: WebhookFleetState,
-    queue: Queue,
-    delivery: DirectDelivery,
-    endpointId: string,
-  ): Promise<void> {
+  private async attempt(store: WebhookStore, queue: Queue, delivery: DirectDelivery): Promise<void> {
+    const { config, redis } = this.deps;
+    const fleet = new WebhookFleetState(redis, config.QUEUE_PREFIX);
     const deps = { ...this.deps, store, fleet };
+    const endpointId = delivery.endpoint._id.toHexString();
+    const spec = jobCatalog['deliver-webhook'];
+    const places = endpointPlaces(fleet, redis, config);
+    if (!(await places.take(endpointId, delivery.id))) {
+      // No place came: the delivery's job, as a dispatch without a direct attempt queues it.
+      const data: JobData<'deliver-webhook'> = {
+        deliveryId: delivery.id,
+        requestId: delivery.requestId,
+        fresh: { endpointId, eventKey: delivery.eventKey, type: delivery.type },
+      };
+      await queue.add('deliver-webhook', data, { ...spec.options, ...retention, jobId: delivery.jobId });
+      return;
+    }
     let result;
     try {
       result = await sendAttempt(deps, delivery.endpoint, delivery.event);
     } finally {
-      await fleet.releaseSlot(endpointId, delivery.id).catch(() => undefined);
+      await places.release(endpointId, delivery.id).catch(() => undefined);
     }
     const recorded = await recordAttemptResult(
       deps,
@@ -105,7 +105,6 @@ export class DirectDeliveries {
       result,
     );
     if (recorded.retryAt === undefined) return;
-    const spec = jobCatalog['deliver-webhook'];
     const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId: delivery.requestId };
     await queue.add('deliver-webhook', data, {
       ...spec.options,

@@ -60,10 +60,11 @@ export async function dispatchEvent(
       await fleet.waiting(delivery.id, event.occurredAt);
       const endpoint = endpointOf.get(delivery.endpointId);
       if (direct && delivery.inserted && endpoint) {
-        const started = await direct.deliveries.start(deps.store, deps.queue, {
+        const started = direct.deliveries.start(deps.store, deps.queue, {
           id: delivery.id,
           type: event.type!,
           endpoint,
+          eventKey: event._id,
           event: { eventId: event.eventId, body: direct.body },
           jobId: deliveryJobId(delivery.id),
           requestId,

@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import type { WebhookFleetState } from './fleet-state.js';
 
 /** How long a delivery waits in its process for one of its endpoint's places before it waits as a delayed job. */
@@ -78,4 +79,23 @@ export class EndpointPlaces {
       first?.();
     }
   }
+}
+
+/**
+ * A process's places as its deliveries take them, the delivery jobs' and the direct attempts' alike (one line
+ * per process): `WEBHOOK_ENDPOINT_CONCURRENCY` per endpoint, a lease of twice the delivery's time, at most a
+ * quarter of the worker concurrency waiting.
+ */
+export function endpointPlaces(
+  fleet: WebhookFleetState,
+  fleetRedis: object,
+  config: Pick<Config, 'WEBHOOK_ENDPOINT_CONCURRENCY' | 'WEBHOOK_TIMEOUT_MS' | 'WORKER_CONCURRENCY'>,
+): EndpointPlaces {
+  return new EndpointPlaces(
+    fleet,
+    fleetRedis,
+    config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    config.WEBHOOK_TIMEOUT_MS * 2,
+    Math.floor(config.WORKER_CONCURRENCY / 4),
+  );
 }

@@ -14,7 +14,7 @@ import { startTestWorkers, until, type TestWorkers } from '../creation/support.j
 import { startReceiver, type Receiver } from './receiver.js';
 
 // First attempts made by the process that recorded the event (`DirectDeliveries`), and what happens when it
-// cannot make one: the endpoint's places taken (a job at once), an attempt not accepted (the retries are a job),
+// cannot make one: the endpoint's places taken (a wait in line, then a job), an attempt not accepted (the retries are a job),
 // the process gone mid-attempt (the outbox sweep gives the delivery a job once its attempt's time is up).
 let t: TestApp;
 let workers: TestWorkers;
@@ -84,21 +84,38 @@ const deliveryOf = (id: string) => t.app.db.models.WebhookDelivery.findById(id).
 const webhookQueue = () => t.app.queues.queue('webhooks');
 
 describe('direct deliveries', () => {
-  it("the endpoint's places taken: the delivery gets its job at once, which delivers once a place is free", async () => {
+  it("the endpoint's places taken: the attempt waits for one as a job would, and takes one freed meanwhile", async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG, r.url);
     const fleet = new WebhookFleetState(t.app.redis, t.config.QUEUE_PREFIX);
-    // Both places held by deliveries elsewhere in the fleet.
+    // Both places held by deliveries elsewhere in the fleet; one is given back while the attempt waits.
     expect(await fleet.takeSlot(endpoint.id, 'elsewhere-1', 2, 60_000)).toBe(true);
     expect(await fleet.takeSlot(endpoint.id, 'elsewhere-2', 2, 60_000)).toBe(true);
     const event = await emit();
     const id = `${event.eventId}.${endpoint.id}`;
-    const job = deliveryJobId(id);
-    expect(await webhookQueue().getJobState(job)).not.toBe('unknown');
     expect(r.received).toHaveLength(0);
     await fleet.releaseSlot(endpoint.id, 'elsewhere-1');
-    await until(async () => (await webhookQueue().getJobState(job)) === 'completed', 'the delivery job');
+    await until(async () => (await deliveryOf(id))?.status === 'delivered', 'delivered');
+    expect(r.received.map((x) => x.id)).toEqual([event.eventId]);
+    expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
+    await fleet.releaseSlot(endpoint.id, 'elsewhere-2');
+    await hooks.remove(ORG, endpoint.id);
+  });
+
+  it('no place within the wait: the delivery gets its job, which delivers once a place is free', async () => {
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG, r.url);
+    const fleet = new WebhookFleetState(t.app.redis, t.config.QUEUE_PREFIX);
+    expect(await fleet.takeSlot(endpoint.id, 'elsewhere-1', 2, 60_000)).toBe(true);
+    expect(await fleet.takeSlot(endpoint.id, 'elsewhere-2', 2, 60_000)).toBe(true);
+    const event = await emit();
+    const job = deliveryJobId(`${event.eventId}.${endpoint.id}`);
+    await until(async () => (await webhookQueue().getJobState(job)) !== 'unknown', 'the delivery job');
+    expect(r.received).toHaveLength(0);
+    await fleet.releaseSlot(endpoint.id, 'elsewhere-1');
+    await until(async () => (await webhookQueue().getJobState(job)) === 'completed', 'the delivery job done');
     expect((await webhookQueue().getJob(job))?.returnvalue).toEqual({ status: 'delivered', attempts: 1 });
+    expect((await webhookQueue().getJob(job))?.data.fresh).toMatchObject({ endpointId: endpoint.id });
     expect(r.received.map((x) => x.id)).toEqual([event.eventId]);
     await fleet.releaseSlot(endpoint.id, 'elsewhere-2');
     await hooks.remove(ORG, endpoint.id);
