@@ -24,6 +24,8 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     PAYMENT_VENDORS: config.PAYMENT_VENDORS.join(','),
     // The same activation delay as the test's own `webhook add` (writers remember endpoints for half of it).
     WEBHOOK_ACTIVATION_DELAY_MS: String(config.WEBHOOK_ACTIVATION_DELAY_MS),
+    // Profiling a benchmark's processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    ...(process.env.BENCH_CHILD_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS } : {}),
     ...extra,
   };
 }
