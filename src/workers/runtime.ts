@@ -165,7 +165,8 @@ export function startWorkers(
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
       await Promise.all(workers.map((w) => w.close()));
-      // First attempts made by this process's creations (each bounded by WEBHOOK_TIMEOUT_MS).
+      // First attempts made by this process's jobs (each at most a second's wait for a place, then
+      // WEBHOOK_TIMEOUT_MS).
       await directDeliveries.drain();
       await Promise.all([...queues.values()].map((q) => q.close()));
       // Given to BullMQ as instances, so they are ours to close.

@@ -59,7 +59,8 @@ export default fp<ServicesOptions>(
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.
     await waitForReady(redis, 5_000);
     app.addHook('onClose', async () => {
-      // First attempts made by this pod's requests (each bounded by WEBHOOK_TIMEOUT_MS).
+      // First attempts made by this pod's requests (each at most a second's wait for a place, then
+      // WEBHOOK_TIMEOUT_MS).
       await directDeliveries.drain();
       redis.disconnect();
       await db.close();
