@@ -328,7 +328,14 @@ it(
     await Promise.all(loops);
 
     // Every answer, whenever sent: a success or a fast 503 service_unavailable with Retry-After; never a 500 or a hang.
-    const failures = answers.filter((a) => !ok(a));
+    // Save one: a create sent again while the job of its earlier try (answered 503: the API could not wait on
+    // it) still holds the account's slot is told, rightly, account_import_in_progress (the client waits on it).
+    const retriedWhileRunning = (a: Answer, i: number) =>
+      a.kind === 'create' &&
+      a.status === 400 &&
+      a.code === 'account_import_in_progress' &&
+      answers.slice(0, i).some((b) => b.kind === 'create' && b.key === a.key && b.status === 503);
+    const failures = answers.filter((a, i) => !ok(a) && !retriedWhileRunning(a, i));
     expect(failures.length).toBeGreaterThan(0);
     for (const a of failures) {
       expect({ kind: a.kind, status: a.status, code: a.code }).toEqual({
