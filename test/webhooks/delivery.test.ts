@@ -12,14 +12,15 @@ import { openSecret } from '../../src/webhooks/secret-box.js';
 import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { receiverPool } from './receiver.js';
 
 // Delivery of import events to real HTTP receivers: signatures, retries on the configured delays, failure and
 // replay, per-endpoint isolation, tenant isolation, type filters and the outbox sweep.
 let t: TestApp;
 let workers: TestWorkers;
 let hooks: WebhookOperations;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+const receiver = receivers.start;
 const ORG_A = 'Hooks Org A';
 const ORG_B = 'Hooks Org B';
 
@@ -48,15 +49,9 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await workers?.stop();
-  for (const r of receivers) await r.close();
+  await receivers.closeAll();
   await t?.close();
 });
-
-async function receiver(answer?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
 
 let counter = 0;
 /** Records a post-import event of an account of the organisation's supplier, and relays it (unless told not to). */

@@ -11,7 +11,7 @@ import { DirectDeliveries } from '../../src/webhooks/direct-deliveries.js';
 import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { receiverPool } from './receiver.js';
 
 // First attempts made by the process that recorded the event (`DirectDeliveries`), and what happens when it
 // cannot make one: the endpoint's places taken (a wait in line, then a job), an attempt not accepted (the retries are a job),
@@ -19,7 +19,8 @@ import { startReceiver, type Receiver } from './receiver.js';
 let t: TestApp;
 let workers: TestWorkers;
 let hooks: WebhookOperations;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+const receiver = receivers.start;
 const ORG = 'Direct Org';
 const SUPPLIER = 'DIRECT_A';
 const TIMEOUT_MS = 3_000;
@@ -41,15 +42,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await workers?.stop();
-  for (const r of receivers) await r.close();
+  await receivers.closeAll();
   await t?.close();
 });
-
-async function receiver(answer?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
 
 let counter = 0;
 /** Records a post-import event of an account of the supplier; relays it as the API does (unless told not to). */

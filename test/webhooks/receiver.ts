@@ -57,6 +57,21 @@ export async function startReceiver(answer: (seenBefore: number, id: string) => 
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+/** Receivers a test file starts as it goes (`start`), all closed at its end (`closeAll`). */
+export function receiverPool() {
+  const started: Receiver[] = [];
+  return {
+    async start(answer?: Parameters<typeof startReceiver>[0]) {
+      const r = await startReceiver(answer);
+      started.push(r);
+      return r;
+    },
+    async closeAll() {
+      for (const r of started) await r.close();
+    },
+  };
+}
+
 /**
  * Waits (up to 5 minutes, without failing) until every published event of the supplier's accounts reached the
  * receiver; returns how many were published and a count of those still missing, for the test to report and
