@@ -103,3 +103,7 @@ export const retention: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> =
 export function jobId(...parts: string[]): string {
   return parts.map((p) => p.replaceAll(':', '_')).join('-');
 }
+
+/** A webhook delivery's job id (a replay adds its number, so it runs even after the first job finished). */
+export const deliveryJobId = (delivery: string, replay = 0) =>
+  replay === 0 ? jobId('deliver', delivery) : jobId('deliver', delivery, 'replay', String(replay));

@@ -27,6 +27,13 @@ export type EndpointRow = {
 };
 
 export type DeliveryRow = WebhookDelivery & { _id: string };
+/** An event as a dispatch needs it. */
+export type DispatchedEvent = Pick<
+  ImportEventDoc,
+  '_id' | 'eventId' | 'type' | 'organisationId' | 'occurredAt'
+>;
+/** What a delivery's attempts so far left: its record's state. */
+export type MadeAttempt = Pick<DeliveryRow, 'status' | 'attempts' | 'lastHttpStatus' | 'nextAttemptAt'>;
 
 /**
  * The endpoints an event goes to: live ones subscribed to its type when it was recorded. Whether an endpoint
@@ -125,18 +132,18 @@ export class WebhookStore {
   }
 
   /**
-   * One pending delivery per endpoint (those already there are kept as they are); returns their ids, and
-   * whether each was inserted now (then it is pending, with no attempt yet). `due`: when the outbox sweep may
-   * take it for lost if it is still pending and has no job (now, unless its first attempt is already on).
+   * One delivery per endpoint (those already there are kept as they are); returns their ids, and whether each
+   * was inserted now. Inserted pending with no attempt yet, due now, unless `made[i]` gives what the attempt
+   * already made to endpoint `i` left (a first attempt made before the insert: `DirectDeliveries`).
    */
   async createDeliveries(
     event: Pick<ImportEventDoc, '_id' | 'eventId' | 'type' | 'organisationId'>,
     endpoints: readonly EndpointRow[],
     now: Date,
-    due: Date = now,
+    made: readonly (MadeAttempt | null)[] = [],
   ): Promise<{ id: string; endpointId: string; inserted: boolean }[]> {
     const model = this.models.WebhookDelivery;
-    const docs = endpoints.map((endpoint) =>
+    const docs = endpoints.map((endpoint, i) =>
       completeDocument(
         model,
         {
@@ -146,10 +153,7 @@ export class WebhookStore {
           type: event.type!,
           endpointId: endpoint._id,
           organisationId: event.organisationId,
-          status: 'pending',
-          attempts: 0,
-          lastHttpStatus: null,
-          nextAttemptAt: due,
+          ...(made[i] ?? { status: 'pending', attempts: 0, lastHttpStatus: null, nextAttemptAt: now }),
           replays: 0,
         },
         now,

@@ -57,10 +57,48 @@ export type RecordedAttempt = {
   retryAt?: number;
 };
 
+/** What a delivery holds after its attempt number `attempts` (the record the job updates, or a direct attempt inserts). */
+export type AttemptState = {
+  status: 'delivered' | 'failed' | 'pending';
+  attempts: number;
+  lastHttpStatus: number | null;
+  nextAttemptAt: Date | null;
+};
+
 /**
- * Records the result of the delivery's attempt number `attempts`: delivered, failed after its last attempt
- * (`WEBHOOK_RETRY_DELAYS_MS` used up), or pending until its next attempt.
+ * The outcome of attempt number `attempts`: delivered, failed after its last attempt
+ * (`WEBHOOK_RETRY_DELAYS_MS` used up), or pending until its next attempt (logged when not accepted).
  */
+export function attemptOutcome(
+  deps: Pick<AttemptDeps, 'config' | 'log'>,
+  attempts: number,
+  endpointId: string,
+  result: SendResult,
+  now: number = Date.now(),
+): AttemptState {
+  const state = { attempts, lastHttpStatus: result.httpStatus, nextAttemptAt: null };
+  if (result.delivered) return { ...state, status: 'delivered' };
+  deps.log.info(
+    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
+    'webhook delivery not accepted',
+  );
+  const wait = deps.config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
+  if (wait === undefined) return { ...state, status: 'failed' };
+  return { ...state, status: 'pending', nextAttemptAt: new Date(now + wait) };
+}
+
+/** The fleet's counters for an outcome (`settled`: the delivery leaves the undelivered set). */
+export async function countOutcome(
+  fleet: WebhookFleetState,
+  type: string,
+  state: AttemptState,
+  settled: string | null,
+): Promise<void> {
+  if (state.status === 'pending') await fleet.count(type, 'retried', null);
+  else await fleet.count(type, state.status, settled);
+}
+
+/** Records the outcome of the delivery's attempt number `attempts` on its record (see `attemptOutcome`). */
 export async function recordAttemptResult(
   deps: AttemptDeps,
   delivery: { _id: string; type: string },
@@ -68,30 +106,12 @@ export async function recordAttemptResult(
   endpointId: string,
   result: SendResult,
 ): Promise<RecordedAttempt> {
-  const settle = async (status: 'delivered' | 'failed'): Promise<RecordedAttempt> => {
-    await deps.store.recordAttempt(delivery._id, {
-      status,
-      attempts,
-      lastHttpStatus: result.httpStatus,
-      nextAttemptAt: null,
-    });
-    await deps.fleet.count(delivery.type, status, delivery._id);
-    return { status, attempts };
-  };
-  if (result.delivered) return settle('delivered');
-  const wait = deps.config.WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
-  deps.log.info(
-    { endpoint: endpointId, http_status: result.httpStatus, error: result.error, attempts },
-    'webhook delivery not accepted',
-  );
-  if (wait === undefined) return settle('failed');
-  const retryAt = Date.now() + wait;
-  await deps.store.recordAttempt(delivery._id, {
-    status: 'pending',
+  const state = attemptOutcome(deps, attempts, endpointId, result);
+  await deps.store.recordAttempt(delivery._id, state);
+  await countOutcome(deps.fleet, delivery.type, state, delivery._id);
+  return {
+    status: state.status,
     attempts,
-    lastHttpStatus: result.httpStatus,
-    nextAttemptAt: new Date(retryAt),
-  });
-  await deps.fleet.count(delivery.type, 'retried', null);
-  return { status: 'pending', attempts, retryAt };
+    ...(state.nextAttemptAt ? { retryAt: state.nextAttemptAt.getTime() } : {}),
+  };
 }

@@ -2,24 +2,29 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { RedisClient } from '../infra/redis.js';
-import { jobCatalog, retention, type JobData } from '../jobs/catalog.js';
-import type { EndpointRow, WebhookStore } from '../storage/webhooks.js';
-import { recordAttemptResult, sendAttempt } from './attempt.js';
+import { deliveryJobId, jobCatalog, retention, type JobData } from '../jobs/catalog.js';
+import { deliveryId } from '../models/webhook-delivery.js';
+import type { DispatchedEvent, EndpointRow, WebhookStore } from '../storage/webhooks.js';
+import { attemptOutcome, countOutcome, sendAttempt, type AttemptDeps, type AttemptState } from './attempt.js';
 import { WebhookFleetState } from './fleet-state.js';
-import { endpointPlaces, PLACE_WAIT_MS } from './endpoint-places.js';
+import { endpointPlaces, PLACE_WAIT_MS, type EndpointPlaces } from './endpoint-places.js';
 
-/** At most this many direct attempts in flight in one process; the others go to the queue as delivery jobs. */
-export const DIRECT_ATTEMPTS_PER_PROCESS = 64;
+/** At most this many events' first attempts in flight in one process; the others are dispatched as before. */
+export const DIRECT_EVENTS_PER_PROCESS = 64;
 
-/** A delivery just inserted by a dispatch in this process, and what its first attempt sends. */
-export type DirectDelivery = {
-  id: string;
-  type: string;
-  endpoint: EndpointRow;
-  eventKey: string;
-  event: { eventId: string; body: string };
-  /** The delivery job's id, should a retry be needed (`deliveryJobId`). */
-  jobId: string;
+/**
+ * How long an event's first attempts may take (the wait for a place, the URL check and the send): the outbox
+ * sweep leaves an undispatched event alone this long past its grace, so it does not dispatch an event whose
+ * attempts are still running.
+ */
+export const directAttemptMs = (config: Pick<Config, 'WEBHOOK_TIMEOUT_MS'>) =>
+  PLACE_WAIT_MS + config.WEBHOOK_TIMEOUT_MS;
+
+/** An event recorded in this process, its body and the endpoints it goes to (read as they are now). */
+export type DirectEvent = {
+  event: DispatchedEvent;
+  body: string;
+  endpoints: readonly EndpointRow[];
   requestId: string;
 };
 
@@ -31,90 +36,109 @@ export type DirectDeps = {
 };
 
 /**
- * First attempts made by the process that recorded the event, without a delivery job: the dispatch inserts
- * the delivery, takes one of its endpoint's places and sends in the background (the caller, a creation or an
- * import request, does not wait on the customer's endpoint). A delivered attempt is recorded as the job would
- * record it; one not accepted is recorded as the job's first attempt and its retries are a delivery job, on
- * the configured delays. When no place of its endpoint comes within the wait a delivery job would make, or this
- * process has `DIRECT_ATTEMPTS_PER_PROCESS` attempts in flight, the delivery gets its job, as before.
+ * First attempts made by the process that recorded the event, before its deliveries are written: the relay
+ * hands the event over and returns (the caller, a creation or an import request, does not wait on the
+ * customer's endpoint); in the background each endpoint's attempt waits for one of its places as a delivery job
+ * does (in this process's line, within bounds: `EndpointPlaces`) and sends the body the writer wrote. Then
+ * the deliveries are inserted with what their attempt left (delivered; or pending, its retry a delivery job on
+ * the configured delays; or, where no place came, pending with a job of its own, as a dispatch without direct
+ * attempts queues it), and the event is marked dispatched. A delivered event so costs one insert and the
+ * event's update, not an insert and two updates.
  *
- * Nothing rests on this process living: its delivery is inserted pending and due again when the attempt's time
- * is up (`attemptMs`), so should the process die mid-attempt the outbox sweep finds it overdue with no job and
- * queues one (at least once: the receiver may get it twice, with the same `webhook-id`). On shutdown, attempts
- * in flight are waited for (`drain`).
+ * Nothing rests on this process living: until its deliveries are written the event stays undispatched in the
+ * outbox, and the outbox sweep leaves it alone for the attempts' time (`directAttemptMs`) only; should the
+ * process die mid-attempt, the sweep dispatches the event again (at least once: the receiver may get it twice,
+ * with the same `webhook-id`). A dispatch that finds a delivery already written keeps that one. On shutdown,
+ * the events in flight are waited for (`drain`).
  */
 export class DirectDeliveries {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly deps: DirectDeps) {}
 
-  /** How long an attempt may take (the wait for a place, the URL check and the send): its delivery is due again after it. */
-  get attemptMs(): number {
-    return PLACE_WAIT_MS + this.deps.config.WEBHOOK_TIMEOUT_MS;
-  }
-
-  /**
-   * Starts the delivery's first attempt in the background: false (nothing started) when this process has
-   * `DIRECT_ATTEMPTS_PER_PROCESS` in flight. The attempt waits for one of its endpoint's places as a delivery
-   * job does (in this process's line, within bounds: `EndpointPlaces`); when none comes, the delivery gets its
-   * job then.
-   */
-  start(store: WebhookStore, queue: Queue, delivery: DirectDelivery): boolean {
-    if (this.inFlight.size >= DIRECT_ATTEMPTS_PER_PROCESS) return false;
-    const attempt = this.attempt(store, queue, delivery)
+  /** Starts the event's first attempts in the background: false (nothing started) when this process has `DIRECT_EVENTS_PER_PROCESS` in flight. */
+  start(store: WebhookStore, queue: Queue, direct: DirectEvent): boolean {
+    if (this.inFlight.size >= DIRECT_EVENTS_PER_PROCESS) return false;
+    const dispatch = this.dispatch(store, queue, direct)
       .catch((err: Error) =>
-        // Left pending: the outbox sweep gives it a job once it is overdue.
+        // Left undispatched: the outbox sweep dispatches it once the attempts' time is up.
         this.deps.log.warn(
-          { err: err.message, delivery: delivery.id },
-          'direct webhook attempt not recorded',
+          { err: err.message, event: direct.event.eventId },
+          'webhook event not dispatched after its first attempts',
         ),
       )
-      .finally(() => this.inFlight.delete(attempt));
-    this.inFlight.add(attempt);
+      .finally(() => this.inFlight.delete(dispatch));
+    this.inFlight.add(dispatch);
     return true;
   }
 
-  private async attempt(store: WebhookStore, queue: Queue, delivery: DirectDelivery): Promise<void> {
-    const { config, redis } = this.deps;
+  private async dispatch(store: WebhookStore, queue: Queue, direct: DirectEvent): Promise<void> {
+    const { config, redis, clock } = this.deps;
+    const { event, endpoints, requestId } = direct;
+    const type = event.type!;
     const fleet = new WebhookFleetState(redis, config.QUEUE_PREFIX);
-    const deps = { ...this.deps, store, fleet };
-    const endpointId = delivery.endpoint._id.toHexString();
-    const spec = jobCatalog['deliver-webhook'];
+    const deps: AttemptDeps = { ...this.deps, store, fleet };
     const places = endpointPlaces(fleet, redis, config);
-    if (!(await places.take(endpointId, delivery.id))) {
-      // No place came: the delivery's job, as a dispatch without a direct attempt queues it.
-      const data: JobData<'deliver-webhook'> = {
-        deliveryId: delivery.id,
-        requestId: delivery.requestId,
-        fresh: { endpointId, eventKey: delivery.eventKey, type: delivery.type },
-      };
-      await queue.add('deliver-webhook', data, { ...spec.options, ...retention, jobId: delivery.jobId });
-      return;
-    }
-    let result;
-    try {
-      result = await sendAttempt(deps, delivery.endpoint, delivery.event);
-    } finally {
-      await places.release(endpointId, delivery.id).catch(() => undefined);
-    }
-    const recorded = await recordAttemptResult(
-      deps,
-      { _id: delivery.id, type: delivery.type },
-      1,
-      endpointId,
-      result,
+    const made = await Promise.all(
+      endpoints.map((endpoint) => this.firstAttempt(deps, places, direct, endpoint)),
     );
-    if (recorded.retryAt === undefined) return;
-    const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId: delivery.requestId };
-    await queue.add('deliver-webhook', data, {
-      ...spec.options,
-      ...retention,
-      jobId: delivery.jobId,
-      delay: Math.max(0, recorded.retryAt - Date.now()),
-    });
+    const deliveries = await store.createDeliveries(event, endpoints, clock(), made);
+    const spec = jobCatalog['deliver-webhook'];
+    await Promise.all(
+      deliveries.map(async (delivery, i) => {
+        // Written meanwhile by another dispatch of the event (the sweep's, had these attempts overrun their
+        // time): that delivery has its own job.
+        if (!delivery.inserted) return;
+        const state = made[i];
+        const options = { ...spec.options, ...retention, jobId: deliveryJobId(delivery.id) };
+        if (state?.status !== 'delivered' && state?.status !== 'failed')
+          await fleet.waiting(delivery.id, event.occurredAt);
+        if (!state) {
+          const data: JobData<'deliver-webhook'> = {
+            deliveryId: delivery.id,
+            requestId,
+            fresh: { endpointId: delivery.endpointId, eventKey: event._id, type },
+          };
+          await queue.add('deliver-webhook', data, options);
+          return;
+        }
+        await countOutcome(fleet, type, state, null);
+        if (!state.nextAttemptAt) return;
+        const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
+        await queue.add('deliver-webhook', data, {
+          ...options,
+          delay: Math.max(0, state.nextAttemptAt.getTime() - Date.now()),
+        });
+      }),
+    );
+    await store.markDispatched(event._id);
   }
 
-  /** Waits for the attempts in flight (each bounded by `attemptMs`). */
+  /** The first attempt to one endpoint, once one of its places is taken: null when none came (or it could not be made). */
+  private async firstAttempt(
+    deps: AttemptDeps,
+    places: EndpointPlaces,
+    { event, body }: DirectEvent,
+    endpoint: EndpointRow,
+  ): Promise<AttemptState | null> {
+    const endpointId = endpoint._id.toHexString();
+    const id = deliveryId(event.eventId, endpointId);
+    if (!(await places.take(endpointId, id))) return null;
+    try {
+      const result = await sendAttempt(deps, endpoint, { eventId: event.eventId, body });
+      return attemptOutcome(deps, 1, endpointId, result);
+    } catch (err) {
+      this.deps.log.warn(
+        { err: (err as Error).message, endpoint: endpointId },
+        'direct webhook attempt failed',
+      );
+      return null;
+    } finally {
+      await places.release(endpointId, id).catch(() => undefined);
+    }
+  }
+
+  /** Waits for the events in flight (each bounded by `directAttemptMs` and its writes). */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }

@@ -1,20 +1,16 @@
 import type { Job, Queue } from 'bullmq';
-import type { ImportEventDoc } from '../models/import-event.js';
 import type { RedisClient } from '../infra/redis.js';
 import {
   subscribedEndpoints,
   webhookStore,
+  type DispatchedEvent,
   type EndpointRow,
   type WebhookStore,
 } from '../storage/webhooks.js';
-import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
+import { deliveryJobId, jobCatalog, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 import type { DirectDeliveries } from './direct-deliveries.js';
-
-/** A delivery's job id (a replay adds its number, so it runs even after the first job finished). */
-export const deliveryJobId = (delivery: string, replay = 0) =>
-  replay === 0 ? jobId('deliver', delivery) : jobId('deliver', delivery, 'replay', String(replay));
 
 /** What a dispatch needs: the webhook store, the fleet's Redis state and the webhook queue. */
 export type DispatchDeps = {
@@ -25,11 +21,6 @@ export type DispatchDeps = {
   clock: () => Date;
 };
 
-export type DispatchedEvent = Pick<
-  ImportEventDoc,
-  '_id' | 'eventId' | 'type' | 'organisationId' | 'occurredAt'
->;
-
 /** An event's body and the process's direct deliveries: first attempts are made here, without a job each. */
 export type DirectDispatch = { body: string; deliveries: DirectDeliveries };
 
@@ -38,9 +29,9 @@ export type DirectDispatch = { body: string; deliveries: DirectDeliveries };
  * event and endpoint, so a second dispatch of the same event adds none), one delivery job each (ids derived
  * from the delivery, so none is queued twice), then the event is marked dispatched. A crash anywhere is
  * repaired by running it again, which the dispatch job's retries and the outbox sweep do. A delivery inserted
- * now tells its job what it holds, so the job's first run does not read it. With `direct`, a delivery
- * inserted now gets its first attempt in this process instead of a job, where its endpoint has a place free
- * (`DirectDeliveries`).
+ * now tells its job what it holds, so the job's first run does not read it. With `direct`, the event's
+ * first attempts are made in this process, in the background, before its deliveries are written
+ * (`DirectDeliveries`), unless the process has too many in flight.
  */
 export async function dispatchEvent(
   deps: DispatchDeps,
@@ -49,28 +40,15 @@ export async function dispatchEvent(
   requestId: string,
   direct?: DirectDispatch,
 ): Promise<number> {
+  if (direct?.deliveries.start(deps.store, deps.queue, { event, body: direct.body, endpoints, requestId }))
+    return endpoints.length;
   const now = deps.clock();
-  const due = direct ? new Date(now.getTime() + direct.deliveries.attemptMs) : now;
-  const deliveries = await deps.store.createDeliveries(event, endpoints, now, due);
+  const deliveries = await deps.store.createDeliveries(event, endpoints, now);
   const fleet = new WebhookFleetState(deps.redis, deps.prefix);
   const spec = jobCatalog['deliver-webhook'];
-  const endpointOf = new Map(endpoints.map((e) => [e._id.toHexString(), e]));
   await Promise.all(
     deliveries.map(async (delivery) => {
       await fleet.waiting(delivery.id, event.occurredAt);
-      const endpoint = endpointOf.get(delivery.endpointId);
-      if (direct && delivery.inserted && endpoint) {
-        const started = direct.deliveries.start(deps.store, deps.queue, {
-          id: delivery.id,
-          type: event.type!,
-          endpoint,
-          eventKey: event._id,
-          event: { eventId: event.eventId, body: direct.body },
-          jobId: deliveryJobId(delivery.id),
-          requestId,
-        });
-        if (started) return;
-      }
       const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
       if (delivery.inserted)
         data.fresh = { endpointId: delivery.endpointId, eventKey: event._id, type: event.type! };

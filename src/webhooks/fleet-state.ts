@@ -51,10 +51,12 @@ export class WebhookFleetState {
     await this.redis.zadd(this.undeliveredKey, 'NX', occurredAt.getTime(), delivery);
   }
 
+  /** Counts an outcome; `settled`: the delivery leaves the undelivered set in the same transaction. */
   async count(type: string, outcome: DeliveryOutcome, settled: string | null): Promise<void> {
-    const pipeline = this.redis.multi().hincrby(this.countersKey, `${type}|${outcome}`, 1);
-    if (settled) pipeline.zrem(this.undeliveredKey, settled);
-    await pipeline.exec();
+    const field = `${type}|${outcome}`;
+    if (!settled) await this.redis.hincrby(this.countersKey, field, 1);
+    else
+      await this.redis.multi().hincrby(this.countersKey, field, 1).zrem(this.undeliveredKey, settled).exec();
   }
 
   /** Delivery counts by event type and outcome. */

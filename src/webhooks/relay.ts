@@ -3,9 +3,14 @@ import type { Types } from 'mongoose';
 import type { RedisClient } from '../infra/redis.js';
 import type { Models } from '../models/index.js';
 import type { RecordedEvent } from '../storage/process-events.js';
-import { subscribedEndpoints, webhookStore, type EndpointRow } from '../storage/webhooks.js';
+import {
+  subscribedEndpoints,
+  webhookStore,
+  type DispatchedEvent,
+  type EndpointRow,
+} from '../storage/webhooks.js';
 import { jobCatalog, jobId, retention } from '../jobs/catalog.js';
-import { dispatchEvent, type DispatchedEvent } from './dispatch-event.js';
+import { dispatchEvent } from './dispatch-event.js';
 import { directDeliveriesOf } from './direct-deliveries.js';
 
 /** What the relay needs to settle events itself instead of queueing a dispatch job for each. */

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
-import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
+import { deliveryJobId, jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
-import { deliveryJobId } from './dispatch-event.js';
+import { directAttemptMs } from './direct-deliveries.js';
 
-/** An event this long after its write and still not dispatched is one the relay missed (the relay takes ms). */
+/** A delivery this long past its due time and still pending with no job is one whose job was lost. */
 const graceMs = (intervalMs: number) => Math.min(5_000, intervalMs);
 const BATCH = 1_000;
 
@@ -23,7 +23,9 @@ export async function sweepOutboxJob(
   const now = ctx.clock();
   const store = webhookStore(ctx.db.models);
   const grace = graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS);
-  const missed = await store.undispatchedEvents(grace, BATCH, now);
+  // An event still undispatched this long after its write is one the relay missed: the relay takes ms, but
+  // its process's first attempts to the endpoints (`DirectDeliveries`) come before the event is marked.
+  const missed = await store.undispatchedEvents(grace + directAttemptMs(ctx.config), BATCH, now);
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     missed.map((event) =>

@@ -6,7 +6,7 @@ import { storageFor } from '../../src/storage/index.js';
 import { ProcessEventLog } from '../../src/storage/process-events.js';
 import { jobId } from '../../src/jobs/catalog.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
-import { deliveryJobId } from '../../src/webhooks/dispatch-event.js';
+import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { webhookStore } from '../../src/storage/webhooks.js';
 import { openSecret } from '../../src/webhooks/secret-box.js';
 import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
@@ -143,11 +143,16 @@ describe('delivery', () => {
     const endpoint = await hooks.add(ORG_A, r.url);
     const queue = t.app.queues.queue('webhooks');
     const { eventId, key } = await emit(ORG_A);
-    // Dispatched before the relay returned: the event marked, its delivery there, and no dispatch job.
-    expect((await t.app.db.models.ImportEvent.findById(key).lean())?.dispatched).toBe(true);
+    // Dispatched by its relay, with no dispatch job: the delivery written after its first attempt, then the
+    // event marked.
     expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
     const id = `${eventId}.${endpoint.id}`;
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
+    await until(
+      async () => (await t.app.db.models.ImportEvent.findById(key).lean())?.dispatched,
+      'the event marked dispatched',
+    );
+    expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
     expect(r.received.map((x) => x.id)).toEqual([eventId]);
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
     // Its first attempt was this process's: no delivery job either.

@@ -6,16 +6,19 @@ import { processKey } from '../../src/models/account-import-process.js';
 import { storageFor } from '../../src/storage/index.js';
 import { webhookStore } from '../../src/storage/webhooks.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
-import { deliveryJobId, dispatchEvent, type DispatchedEvent } from '../../src/webhooks/dispatch-event.js';
-import { DirectDeliveries } from '../../src/webhooks/direct-deliveries.js';
+import { deliveryJobId } from '../../src/jobs/catalog.js';
+import type { DispatchedEvent } from '../../src/storage/webhooks.js';
+import { dispatchEvent } from '../../src/webhooks/dispatch-event.js';
+import { DirectDeliveries, directAttemptMs } from '../../src/webhooks/direct-deliveries.js';
 import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { receiverPool } from './receiver.js';
 
-// First attempts made by the process that recorded the event (`DirectDeliveries`), and what happens when it
-// cannot make one: the endpoint's places taken (a wait in line, then a job), an attempt not accepted (the retries are a job),
-// the process gone mid-attempt (the outbox sweep gives the delivery a job once its attempt's time is up).
+// First attempts made by the process that recorded the event (`DirectDeliveries`), before the deliveries are
+// written, and what happens when it cannot make one: the endpoint's places taken (a wait in line, then a job),
+// an attempt not accepted (the retries are a job), the process gone mid-attempt (the outbox sweep dispatches
+// the event once the attempts' time is up), a delivery written meanwhile by another dispatch (kept).
 let t: TestApp;
 let workers: TestWorkers;
 let hooks: WebhookOperations;
@@ -134,82 +137,108 @@ describe('direct deliveries', () => {
     await hooks.remove(ORG, endpoint.id);
   });
 
-  it('a process gone mid-attempt: the sweep gives its delivery a job once the attempt’s time is up', async () => {
+  it('a process gone mid-attempt: the sweep dispatches its event once the attempts’ time is up', async () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG, r.url);
+    // What a dispatch with direct attempts leaves when its process dies during the send: the event recorded,
+    // still undispatched, and no delivery written yet.
     const event = await emit(false);
-    // What a dispatch with a direct attempt leaves when its process dies during the send: the delivery
-    // pending, due when the attempt's time is up, no job, and the event marked dispatched.
-    const store = webhookStore(t.app.db.models);
-    const now = new Date();
-    const due = new Date(now.getTime() + TIMEOUT_MS);
-    await store.markDispatched(event._id);
-    const [row] = await store.liveEndpoints(event.organisationId!);
-    const [delivery] = await store.createDeliveries(
-      event as Parameters<typeof store.createDeliveries>[0],
-      [row!],
-      now,
-      due,
-    );
-    expect(delivery!.inserted).toBe(true);
+    expect(event.dispatched).toBe(false);
+    const id = `${event.eventId}.${endpoint.id}`;
     await until(
-      async () => (await deliveryOf(delivery!.id))?.status === 'delivered',
-      'delivered by the sweep’s job',
+      async () => (await deliveryOf(id))?.status === 'delivered',
+      'delivered by the sweep’s dispatch',
     );
-    // Not before its attempt's time was up (an attempt still running then is not doubled).
     expect(r.received.map((x) => x.id)).toEqual([event.eventId]);
-    expect(r.received[0]!.receivedAt).toBeGreaterThanOrEqual(due.getTime());
+    // Not before the attempts' time was up (attempts still running then are not doubled).
+    expect(r.received[0]!.receivedAt).toBeGreaterThanOrEqual(
+      event.occurredAt!.getTime() + directAttemptMs(t.config),
+    );
     await hooks.remove(ORG, endpoint.id);
   });
 
-  it('drain waits for the attempts in flight, their outcome recorded (what the API and workers do on shutdown)', async () => {
-    // A receiver that holds every request until told to answer.
+  /** A receiver that holds every request until told to answer, and a dispatch with its own direct deliveries. */
+  async function heldDispatch(run: (held: ServerResponse[], url: string) => Promise<void>) {
     const held: ServerResponse[] = [];
     const server = createServer((req, res) => {
       req.resume();
       req.on('end', () => held.push(res));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     try {
-      const endpoint = await hooks.add(ORG, url);
-      const event = await emit(false);
-      const store = webhookStore(t.app.db.models);
-      const [row] = await store.liveEndpoints(event.organisationId!);
-      // A process's own direct deliveries, as the API and the workers attach them at boot.
-      const direct = new DirectDeliveries({
-        config: t.config,
-        log: t.app.log,
-        redis: t.app.redis,
-        clock: () => new Date(),
-      });
-      await dispatchEvent(
-        {
-          store,
-          redis: t.app.redis,
-          prefix: t.config.QUEUE_PREFIX,
-          queue: webhookQueue(),
-          clock: () => new Date(),
-        },
-        event as DispatchedEvent,
-        [row!],
-        'test',
-        { body: event.body!, deliveries: direct },
-      );
-      const id = `${event.eventId}.${endpoint.id}`;
-      await until(async () => held.length === 1, 'the request held');
-      let drained = false;
-      const draining = direct.drain().then(() => (drained = true));
-      await t.app.redis.ping();
-      expect(drained).toBe(false);
-      held[0]!.writeHead(204).end();
-      await draining;
-      expect(await deliveryOf(id)).toMatchObject({ status: 'delivered', attempts: 1, lastHttpStatus: 204 });
-      expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
-      await hooks.remove(ORG, endpoint.id);
+      await run(held, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
     } finally {
       server.closeAllConnections();
       server.close();
     }
+  }
+
+  /** Dispatches a new event with `direct`, a process's own direct deliveries as the API and workers attach them. */
+  async function dispatchDirect(direct: DirectDeliveries) {
+    const event = await emit(false);
+    const store = webhookStore(t.app.db.models);
+    const [row] = await store.liveEndpoints(event.organisationId!);
+    const deps = {
+      store,
+      redis: t.app.redis,
+      prefix: t.config.QUEUE_PREFIX,
+      queue: webhookQueue(),
+      clock: () => new Date(),
+    };
+    await dispatchEvent(deps, event as DispatchedEvent, [row!], 'test', {
+      body: event.body!,
+      deliveries: direct,
+    });
+    return { event, row: row!, store };
+  }
+
+  const directDeliveries = () =>
+    new DirectDeliveries({ config: t.config, log: t.app.log, redis: t.app.redis, clock: () => new Date() });
+  const eventOf = (key: string) => t.app.db.models.ImportEvent.findById(key).lean();
+
+  it('drain waits for the events in flight, their deliveries written after the attempt (what the API and workers do on shutdown)', async () => {
+    await heldDispatch(async (held, url) => {
+      const endpoint = await hooks.add(ORG, url);
+      const direct = directDeliveries();
+      const { event } = await dispatchDirect(direct);
+      const id = `${event.eventId}.${endpoint.id}`;
+      await until(async () => held.length === 1, 'the request held');
+      let drained = false;
+      const draining = direct.drain().then(() => (drained = true));
+      // During the attempt: no delivery written yet, the event not marked.
+      expect(await deliveryOf(id)).toBeNull();
+      expect((await eventOf(event._id))?.dispatched).toBe(false);
+      expect(drained).toBe(false);
+      held[0]!.writeHead(204).end();
+      await draining;
+      expect(await deliveryOf(id)).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+        lastHttpStatus: 204,
+        nextAttemptAt: null,
+      });
+      expect((await eventOf(event._id))?.dispatched).toBe(true);
+      expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
+      await hooks.remove(ORG, endpoint.id);
+    });
+  });
+
+  it('a delivery written by another dispatch during the attempt is kept as it is: the attempt queues nothing for it', async () => {
+    await heldDispatch(async (held, url) => {
+      const endpoint = await hooks.add(ORG, url);
+      const direct = directDeliveries();
+      const { event, row, store } = await dispatchDirect(direct);
+      const id = `${event.eventId}.${endpoint.id}`;
+      await until(async () => held.length === 1, 'the request held');
+      // Another dispatch of the same event (the sweep's, had the attempt overrun its time) writes first.
+      const [other] = await store.createDeliveries(event as DispatchedEvent, [row], new Date());
+      expect(other!.inserted).toBe(true);
+      held[0]!.writeHead(204).end();
+      await direct.drain();
+      expect(await deliveryOf(id)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
+      expect((await eventOf(event._id))?.dispatched).toBe(true);
+      await hooks.remove(ORG, endpoint.id);
+    });
   });
 });
