@@ -14,6 +14,11 @@ const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
 /** `BENCH_SCHEDULED_WEBHOOK=0`: no endpoint subscribed (events written dispatched), to compare with v1's run. */
 const WEBHOOK = process.env.BENCH_SCHEDULED_WEBHOOK !== '0';
 /**
+ * Endpoints subscribed, each receiving every `complete-v1` (`BENCH_SCHEDULED_ENDPOINTS`, default 1; 0 without
+ * `WEBHOOK`): several multiply a delivery's cost, so that it stands out of the machine's spread.
+ */
+const ENDPOINTS = WEBHOOK ? Number(process.env.BENCH_SCHEDULED_ENDPOINTS ?? 1) : 0;
+/**
  * Schedules in flight from the client (a schedule only stages and queues: it never waits for the creation):
  * `BENCH_SCHEDULED_IN_FLIGHT`, default 16.
  */
@@ -30,14 +35,16 @@ const scenario: Scenario = {
   name: 'scheduled',
   description:
     `v2 scheduled creation end to end (1 web + 1 worker process, creation limit ${LIMIT}): ${ACCOUNTS} realistic ` +
-    `accounts scheduled, each created and its complete-v1 webhook received and verified (none subscribed with BENCH_SCHEDULED_WEBHOOK=0); accounts/s schedule → ` +
+    `accounts scheduled, each created and its complete-v1 webhook received and verified by each of BENCH_SCHEDULED_ENDPOINTS endpoints (default 1; none with BENCH_SCHEDULED_WEBHOOK=0); accounts/s schedule → ` +
     `PROCESSED, webhook delivery latency (event written → receiver), CPU and commands per account`,
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
+    /** First arrival of each event at the first endpoint (the latency), and every endpoint's arrivals (counted). */
     const arrivals = new Map<string, number>();
+    const received = new Set<string>();
     let invalidSignatures = 0;
-    let secret = '';
+    const secrets = new Map<string, string>();
     const receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -45,13 +52,14 @@ const scenario: Scenario = {
         const at = Date.now();
         const body = Buffer.concat(chunks).toString();
         try {
-          new Webhook(secret).verify(body, {
+          new Webhook(secrets.get(req.url ?? '') ?? '').verify(body, {
             'webhook-id': String(req.headers['webhook-id']),
             'webhook-timestamp': String(req.headers['webhook-timestamp']),
             'webhook-signature': String(req.headers['webhook-signature']),
           });
           const id = String(req.headers['webhook-id']);
-          if (!arrivals.has(id)) arrivals.set(id, at);
+          if (req.url === '/hooks/0' && !arrivals.has(id)) arrivals.set(id, at);
+          received.add(`${req.url} ${id}`);
         } catch {
           invalidSignatures++;
         }
@@ -59,17 +67,21 @@ const scenario: Scenario = {
       });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    if (WEBHOOK) {
-      const endpoint = await new WebhookOperations(e.app.db.models, config).add('Bench Org', receiverUrl, [
-        'data_import.import_process.complete-v1',
-      ]);
-      secret = endpoint.secret;
-      // Subscribed before the migration starts, as a team would: its events are those from `active_from` on
-      // (WEBHOOK_ACTIVATION_DELAY_MS after it was added).
-      const activeIn = Date.parse(endpoint.active_from) - Date.now();
-      if (activeIn > 0) await new Promise((r) => setTimeout(r, activeIn));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    let activeFrom = 0;
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const endpoint = await new WebhookOperations(e.app.db.models, config).add(
+        'Bench Org',
+        `${receiverUrl}/hooks/${i}`,
+        ['data_import.import_process.complete-v1'],
+      );
+      secrets.set(`/hooks/${i}`, endpoint.secret);
+      activeFrom = Math.max(activeFrom, Date.parse(endpoint.active_from));
     }
+    // Subscribed before the migration starts, as a team would: its events are those from `active_from` on
+    // (WEBHOOK_ACTIVATION_DELAY_MS after it was added).
+    const activeIn = activeFrom - Date.now();
+    if (activeIn > 0) await new Promise((r) => setTimeout(r, activeIn));
 
     const port = await freePort();
     const base = childEnv(config, { WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -112,7 +124,7 @@ const scenario: Scenario = {
       const counted = async () => (await counters.counts(SUPPLIER)).PROCESSED ?? 0;
       const waitFor = async (n: number, what: string) => {
         const deadline = Date.now() + 30 * 60_000;
-        while ((await counted()) < n || (WEBHOOK && arrivals.size < n) || (await processed()) < n) {
+        while ((await counted()) < n || received.size < n * ENDPOINTS || (await processed()) < n) {
           if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -156,13 +168,13 @@ const scenario: Scenario = {
         (ev) => !warmIds.has(ev.eventId) && ev.externalAccountNumber.startsWith('SCH-'),
       );
       const lastProcessed = Math.max(...measured.map((ev) => ev.occurredAt.getTime()));
-      const latencies = WEBHOOK
-        ? measured.map((ev) => arrivals.get(ev.eventId)! - ev.occurredAt.getTime())
-        : [];
+      const latencies =
+        ENDPOINTS > 0 ? measured.map((ev) => arrivals.get(ev.eventId)! - ev.occurredAt.getTime()) : [];
       const seconds = (lastProcessed - started) / 1000;
       return {
         accounts: ACCOUNTS,
-        webhook_endpoint: WEBHOOK,
+        webhook_endpoint: ENDPOINTS > 0,
+        webhook_endpoints: ENDPOINTS,
         creation_limit: LIMIT,
         client_concurrency: CLIENT_CONCURRENCY,
         schedule_seconds: round((allScheduled - started) / 1000, 1),

@@ -39,11 +39,11 @@ export type DirectDeps = {
  * First attempts made by the process that recorded the event, before its deliveries are written: the relay
  * hands the event over and returns (the caller, a creation or an import request, does not wait on the
  * customer's endpoint); in the background each endpoint's attempt waits for one of its places as a delivery job
- * does (in this process's line, within bounds: `EndpointPlaces`) and sends the body the writer wrote. Then
- * the deliveries are inserted with what their attempt left (delivered; or pending, its retry a delivery job on
- * the configured delays; or, where no place came, pending with a job of its own, as a dispatch without direct
- * attempts queues it), and the event is marked dispatched. A delivered event so costs one insert and the
- * event's update, not an insert and two updates.
+ * does (in this process's line: `EndpointPlaces`) and sends the body the writer wrote. Then its delivery is
+ * inserted with what the attempt left (delivered; or pending, its retry a delivery job on the configured delays;
+ * or, where no place came, pending with a job of its own, as a dispatch without direct attempts queues it), and
+ * once every endpoint's is written the event is marked dispatched. A delivered event so costs one insert and
+ * the event's update, not an insert and two updates.
  *
  * Nothing rests on this process living: until its deliveries are written the event stays undispatched in the
  * outbox, and the outbox sweep leaves it alone for the attempts' time (`directAttemptMs`) only; should the
@@ -73,45 +73,53 @@ export class DirectDeliveries {
   }
 
   private async dispatch(store: WebhookStore, queue: Queue, direct: DirectEvent): Promise<void> {
-    const { config, redis, clock } = this.deps;
-    const { event, endpoints, requestId } = direct;
-    const type = event.type!;
+    const { config, redis } = this.deps;
     const fleet = new WebhookFleetState(redis, config.QUEUE_PREFIX);
     const deps: AttemptDeps = { ...this.deps, store, fleet };
     const places = endpointPlaces(fleet, redis, config);
-    const made = await Promise.all(
-      endpoints.map((endpoint) => this.firstAttempt(deps, places, direct, endpoint)),
-    );
-    const deliveries = await store.createDeliveries(event, endpoints, clock(), made);
-    const spec = jobCatalog['deliver-webhook'];
+    // Each endpoint's delivery written as soon as its attempt is over (a slow endpoint's does not hold up
+    // another's), then the event marked.
     await Promise.all(
-      deliveries.map(async (delivery, i) => {
-        // Written meanwhile by another dispatch of the event (the sweep's, had these attempts overrun their
-        // time): that delivery has its own job.
-        if (!delivery.inserted) return;
-        const state = made[i];
-        const options = { ...spec.options, ...retention, jobId: deliveryJobId(delivery.id) };
-        if (state?.status !== 'delivered' && state?.status !== 'failed')
-          await fleet.waiting(delivery.id, event.occurredAt);
-        if (!state) {
-          const data: JobData<'deliver-webhook'> = {
-            deliveryId: delivery.id,
-            requestId,
-            fresh: { endpointId: delivery.endpointId, eventKey: event._id, type },
-          };
-          await queue.add('deliver-webhook', data, options);
-          return;
-        }
-        await countOutcome(fleet, type, state, null);
-        if (!state.nextAttemptAt) return;
-        const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
-        await queue.add('deliver-webhook', data, {
-          ...options,
-          delay: Math.max(0, state.nextAttemptAt.getTime() - Date.now()),
-        });
-      }),
+      direct.endpoints.map(async (endpoint) =>
+        this.write(deps, queue, direct, endpoint, await this.firstAttempt(deps, places, direct, endpoint)),
+      ),
     );
-    await store.markDispatched(event._id);
+    await store.markDispatched(direct.event._id);
+  }
+
+  /** Writes a delivery with what its first attempt left (none made: pending, with a job of its own). */
+  private async write(
+    { store, fleet }: AttemptDeps,
+    queue: Queue,
+    { event, requestId }: DirectEvent,
+    endpoint: EndpointRow,
+    made: AttemptState | null,
+  ): Promise<void> {
+    const type = event.type!;
+    const [delivery] = await store.createDeliveries(event, [endpoint], this.deps.clock(), [made]);
+    // Written meanwhile by another dispatch of the event (the sweep's, had this attempt overrun its time):
+    // that delivery has its own job.
+    if (!delivery?.inserted) return;
+    const spec = jobCatalog['deliver-webhook'];
+    const options = { ...spec.options, ...retention, jobId: deliveryJobId(delivery.id) };
+    if (made?.status !== 'delivered' && made?.status !== 'failed')
+      await fleet.waiting(delivery.id, event.occurredAt);
+    if (!made) {
+      const data: JobData<'deliver-webhook'> = {
+        deliveryId: delivery.id,
+        requestId,
+        fresh: { endpointId: delivery.endpointId, eventKey: event._id, type },
+      };
+      await queue.add('deliver-webhook', data, options);
+      return;
+    }
+    await countOutcome(fleet, type, made, null);
+    if (!made.nextAttemptAt) return;
+    const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
+    await queue.add('deliver-webhook', data, {
+      ...options,
+      delay: Math.max(0, made.nextAttemptAt.getTime() - Date.now()),
+    });
   }
 
   /** The first attempt to one endpoint, once one of its places is taken: null when none came (or it could not be made). */
@@ -123,7 +131,9 @@ export class DirectDeliveries {
   ): Promise<AttemptState | null> {
     const endpointId = endpoint._id.toHexString();
     const id = deliveryId(event.eventId, endpointId);
-    if (!(await places.take(endpointId, id))) return null;
+    // It holds no worker slot while it waits (this class bounds the events in flight): not counted in the
+    // bound of deliveries waiting in the process.
+    if (!(await places.take(endpointId, id, false))) return null;
     try {
       const result = await sendAttempt(deps, endpoint, { eventId: event.eventId, body });
       return attemptOutcome(deps, 1, endpointId, result);

@@ -8,7 +8,7 @@ const LOOK_EVERY_MS = 50;
 
 /** An endpoint's deliveries waiting in this process: how many, and how to wake those between two looks. */
 type Line = { waiting: number; wakes: Set<() => void> };
-/** Per fleet state's Redis client (one per worker process): the deliveries waiting for a place. */
+/** Per fleet state's Redis client (one per worker process): the deliveries waiting for a place (`total`: those holding a worker). */
 type Waiting = { lines: Map<string, Line>; total: number };
 const waitingOf = new WeakMap<object, Waiting>();
 
@@ -39,15 +39,19 @@ export class EndpointPlaces {
     this.waiting = state;
   }
 
-  /** Takes a place for the delivery, waiting for one as said above; false when none came. */
-  async take(endpointId: string, delivery: string): Promise<boolean> {
+  /**
+   * Takes a place for the delivery, waiting for one as said above; false when none came. `holdsWorker: false`
+   * (a direct attempt, which holds no worker slot while it waits: `DirectDeliveries` bounds their number) waits
+   * in line whatever the number of deliveries waiting.
+   */
+  async take(endpointId: string, delivery: string, holdsWorker = true): Promise<boolean> {
     if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) return true;
     const state = this.waiting;
     const line = state.lines.get(endpointId) ?? { waiting: 0, wakes: new Set<() => void>() };
-    if (state.total >= this.maxWaiting) return false;
+    if (holdsWorker && state.total >= this.maxWaiting) return false;
     state.lines.set(endpointId, line);
     line.waiting++;
-    state.total++;
+    if (holdsWorker) state.total++;
     const deadline = Date.now() + PLACE_WAIT_MS;
     try {
       while (Date.now() < deadline) {
@@ -65,7 +69,7 @@ export class EndpointPlaces {
       return false;
     } finally {
       line.waiting--;
-      state.total--;
+      if (holdsWorker) state.total--;
       if (line.waiting === 0 && state.lines.get(endpointId) === line) state.lines.delete(endpointId);
     }
   }

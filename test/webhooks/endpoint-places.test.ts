@@ -64,6 +64,12 @@ describe('endpoint places', () => {
     // Two wait in this process: the most it lets wait, whatever the endpoint.
     expect(await places.take(e3, 'w3')).toBe(false);
     expect(await places.take(e1, 'w1-second')).toBe(false);
+    // A direct attempt holds no worker: it waits in line all the same, not counted, and takes a place given back.
+    const direct = places.take(e3, 'direct', false);
+    await places.release(e3, `${e3}-holder`);
+    expect(await direct).toBe(true);
+    await places.release(e3, 'direct');
+    expect(await places.take(e3, `${e3}-holder`)).toBe(true);
     // Nobody gives a place back: both give up after the wait, and their places were never taken.
     expect(await waiting1).toBe(false);
     expect(await waiting2).toBe(false);
