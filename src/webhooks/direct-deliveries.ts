@@ -20,7 +20,7 @@ export const DIRECT_EVENTS_PER_PROCESS = 64;
 export const directAttemptMs = (config: Pick<Config, 'WEBHOOK_TIMEOUT_MS'>) =>
   PLACE_WAIT_MS + config.WEBHOOK_TIMEOUT_MS;
 
-/** An event recorded in this process, its body and the endpoints it goes to (read as they are now). */
+/** An event recorded in this process, its body and the endpoints it goes to (its writer's audience). */
 export type DirectEvent = {
   event: DispatchedEvent;
   body: string;

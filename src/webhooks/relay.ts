@@ -30,9 +30,9 @@ export type RelayOptions = {
  * others are settled here: one whose writer could not tell (the read failed) is checked by the same read of
  * the organisation's endpoints the dispatch job would make, and marked dispatched when nobody is subscribed;
  * one with subscribers is dispatched here with `dispatch` (its writer's endpoints, remembered by the webhook
- * store: no read, and no dispatch job; where the process makes first attempts itself, `DirectDeliveries`, the
- * endpoints are read as they are now, as each delivery job would have read its endpoint). Whatever is left, or fails, is queued as a dispatch job, whose id is
- * the event's, so queueing twice runs it once.
+ * store: no read, and no dispatch job; the first attempts made here where the process makes them,
+ * `DirectDeliveries`). Whatever is left, or fails, is queued as a dispatch job, whose id is the event's, so
+ * queueing twice runs it once.
  */
 export async function relayEvents(
   queue: Queue,
@@ -87,12 +87,14 @@ async function settleHere(
       };
       // The writer found subscribers: queued for the dispatch job unless it can be dispatched here.
       if (event.subscribed && !dispatch) return event;
-      // Its first attempts made here: to the endpoints as they are now, as a delivery job would read them.
+      // Its first attempts made here, where the process makes them.
       const sendsHere =
         direct && typeof event.body === 'string' ? { body: event.body, deliveries: direct } : undefined;
       try {
+        // The writer's audience, as it remembered it (no read: an endpoint removed since it read is still in
+        // it, for at most half the activation delay); read now when the writer could not tell.
         const endpoints = subscribedEndpoints(
-          await (event.subscribed && !sendsHere
+          await (event.subscribed
             ? store.audienceAt(event.organisationId, event.occurredAt)
             : liveOf(event.organisationId)),
           recorded,

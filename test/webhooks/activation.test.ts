@@ -13,6 +13,8 @@ import { startReceiver, type Receiver } from './receiver.js';
 // so nothing waits for the delay to pass.
 const ORG = 'Activation Org';
 const SUPPLIER = 'ACTIVATION';
+const REMOVAL_ORG = 'Removal Org';
+const REMOVAL_SUPPLIER = 'REMOVAL';
 const DELAY_MS = 60_000;
 
 let t: TestApp;
@@ -26,9 +28,11 @@ beforeAll(async () => {
       TEST_LABEL: 'webhook_activation',
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_ACTIVATION_DELAY_MS: String(DELAY_MS),
+      WEBHOOK_RETRY_DELAYS_MS: '100',
     },
   });
   await createTenant(t, ORG, SUPPLIER);
+  await createTenant(t, REMOVAL_ORG, REMOVAL_SUPPLIER);
   hooks = new WebhookOperations(t.app.db.models, t.config);
   workers = await startTestWorkers(t.config);
   receiver = await startReceiver();
@@ -40,15 +44,18 @@ afterAll(async () => {
 });
 
 let counter = 0;
-/** Records a post-import event occurring at `at`, and relays it as the API would. */
-async function recordAt(at: Date) {
-  const organisation = await t.app.db.models.Organisation.findOne({ name: ORG }).lean();
+/**
+ * Records a post-import event occurring at `at`, and relays it (with `direct`, as the API does: dispatched
+ * and first sent from this process; else by a dispatch job).
+ */
+async function recordAt(at: Date, { org = ORG, supplier = SUPPLIER, direct = false } = {}) {
+  const organisation = await t.app.db.models.Organisation.findOne({ name: org }).lean();
   const external = `ACT-${++counter}`;
   const event = await storageFor(t.app.db.models).events.recordPostImport(
     {
-      key: processKey(SUPPLIER, external),
+      key: processKey(supplier, external),
       organisationId: organisation!._id,
-      importSupplier: SUPPLIER,
+      importSupplier: supplier,
       externalAccountNumber: external,
       krakenAccountNumber: 'A-0000000B',
     },
@@ -60,7 +67,12 @@ async function recordAt(at: Date) {
     },
     at,
   );
-  await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', { models: t.app.db.models });
+  await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', {
+    models: t.app.db.models,
+    ...(direct
+      ? { dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() } }
+      : {}),
+  });
   return event;
 }
 
@@ -92,5 +104,37 @@ describe('webhook activation', () => {
     expect(reads).toHaveBeenCalledTimes(2);
     expect(receiver.ids().has(before.eventId) || receiver.ids().has(early.eventId)).toBe(false);
     reads.mockRestore();
+  });
+
+  it('a removed endpoint: first sends of events written while writers still remember it (half the delay at most), none after, no retries', async () => {
+    const at = { org: REMOVAL_ORG, supplier: REMOVAL_SUPPLIER, direct: true };
+    let refuse = false;
+    const r = await startReceiver(() => (refuse ? 503 : 200));
+    try {
+      const added = await hooks.add(REMOVAL_ORG, r.url);
+      const activeFrom = Date.parse(added.active_from);
+      const reads = vi.spyOn(webhookStore(t.app.db.models), 'liveEndpoints');
+      // Read once at its activation and remembered: delivered from this process.
+      const first = await recordAt(new Date(activeFrom), at);
+      await until(async () => r.ids().has(first.eventId), 'the first event');
+      await hooks.remove(REMOVAL_ORG, added.id);
+      refuse = true;
+      // Within what the writer remembers: sent once (no read), refused, and its retry not made (the delivery
+      // job reads the endpoint: removed).
+      const remembered = await recordAt(new Date(activeFrom + 1_000), at);
+      const id = `${remembered.eventId}.${added.id}`;
+      await until(
+        async () => (await t.app.db.models.WebhookDelivery.findById(id).lean())?.status === 'failed',
+        'the retry given up',
+      );
+      expect(r.received.filter((x) => x.id === remembered.eventId)).toHaveLength(1);
+      // Past it: read again, nobody subscribed, written dispatched (nothing will be sent).
+      const after = await recordAt(new Date(activeFrom + DELAY_MS / 2), at);
+      expect(after.dispatched).toBe(true);
+      expect(reads).toHaveBeenCalledTimes(2);
+      reads.mockRestore();
+    } finally {
+      await r.close();
+    }
   });
 });
