@@ -6,8 +6,13 @@ export const PLACE_WAIT_MS = 1_000;
 /** While waiting, how often it looks for a place freed by another process (its own process's wake it at once). */
 const LOOK_EVERY_MS = 50;
 
-/** An endpoint's deliveries waiting in this process: how many, and how to wake those between two looks. */
-type Line = { waiting: number; wakes: Set<() => void> };
+/**
+ * A delivery waiting in line: how to wake it between two looks, and the hand-over of a place freed in this
+ * process, once one is under way (`given`: whether it succeeded).
+ */
+type Waiter = { delivery: string; wake: (() => void) | null; given: Promise<boolean> | null };
+/** An endpoint's deliveries waiting in this process, first come first served. */
+type Line = { waiters: Waiter[] };
 /** Per fleet state's Redis client (one per worker process): the deliveries waiting for a place (`total`: those holding a worker). */
 type Waiting = { lines: Map<string, Line>; total: number };
 const waitingOf = new WeakMap<object, Waiting>();
@@ -16,8 +21,9 @@ const waitingOf = new WeakMap<object, Waiting>();
  * An endpoint's in-flight places (at most `limit` across the fleet, a Redis lease each: `WebhookFleetState`),
  * taken and given back by one worker process's deliveries. A delivery that finds its endpoint's places taken
  * waits here a moment instead of going back to the queue as a delayed job at once: when a delivery of this
- * process gives its place back, the first in line takes it, without a job's round trip through Redis or a
- * second read of what the delivery needs. The wait is bounded, so slow endpoints still cannot take the worker's
+ * process gives its place back, it hands it over to the first in line (one Redis call: the place is never free
+ * for another to take meanwhile), without a job's round trip through Redis or a second read of what the
+ * delivery needs; a delivery arriving while others wait here queues behind them. The wait is bounded, so slow endpoints still cannot take the worker's
  * slots: at most `maxWaiting` deliveries wait in a process (a quarter of its concurrency), whatever their
  * endpoints, none longer than `PLACE_WAIT_MS`. The rest wait as delayed jobs, holding no worker, as before.
  */
@@ -45,43 +51,62 @@ export class EndpointPlaces {
    * in line whatever the number of deliveries waiting.
    */
   async take(endpointId: string, delivery: string, holdsWorker = true): Promise<boolean> {
-    if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) return true;
     const state = this.waiting;
-    const line = state.lines.get(endpointId) ?? { waiting: 0, wakes: new Set<() => void>() };
+    let line = state.lines.get(endpointId);
+    if (!line?.waiters.length && (await this.takeSlot(endpointId, delivery))) return true;
     if (holdsWorker && state.total >= this.maxWaiting) return false;
+    line = state.lines.get(endpointId) ?? { waiters: [] };
     state.lines.set(endpointId, line);
-    line.waiting++;
+    const me: Waiter = { delivery, wake: null, given: null };
+    line.waiters.push(me);
     if (holdsWorker) state.total++;
     const deadline = Date.now() + PLACE_WAIT_MS;
     try {
-      while (Date.now() < deadline) {
+      for (;;) {
+        // Handed a place by a delivery of this process (its hand-over settled before giving up).
+        if (me.given) {
+          if (await me.given) return true;
+          me.given = null;
+        }
+        if (Date.now() >= deadline) return false;
         await new Promise<void>((resolve) => {
-          const wake = () => {
+          const timer = setTimeout(
+            () => {
+              me.wake = null;
+              resolve();
+            },
+            deadline - Date.now() < LOOK_EVERY_MS ? deadline - Date.now() : LOOK_EVERY_MS,
+          );
+          me.wake = () => {
             clearTimeout(timer);
-            line.wakes.delete(wake);
+            me.wake = null;
             resolve();
           };
-          const timer = setTimeout(wake, Math.min(LOOK_EVERY_MS, deadline - Date.now()));
-          line.wakes.add(wake);
         });
-        if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) return true;
+        // A place freed elsewhere in the fleet.
+        if (!me.given && (await this.takeSlot(endpointId, delivery))) return true;
       }
-      return false;
     } finally {
-      line.waiting--;
+      const at = line.waiters.indexOf(me);
+      if (at >= 0) line.waiters.splice(at, 1);
       if (holdsWorker) state.total--;
-      if (line.waiting === 0 && state.lines.get(endpointId) === line) state.lines.delete(endpointId);
+      if (line.waiters.length === 0 && state.lines.get(endpointId) === line) state.lines.delete(endpointId);
     }
   }
 
-  /** Gives the place back and wakes the first delivery of this process waiting for one. */
+  /** Gives the place back: handed over to the first delivery of this process waiting for one, if any. */
   async release(endpointId: string, delivery: string): Promise<void> {
-    try {
-      await this.fleet.releaseSlot(endpointId, delivery);
-    } finally {
-      const first = this.waiting.lines.get(endpointId)?.wakes.values().next().value;
-      first?.();
-    }
+    const next = this.waiting.lines.get(endpointId)?.waiters.shift();
+    if (!next) return this.fleet.releaseSlot(endpointId, delivery);
+    const given = this.fleet.handOver(endpointId, delivery, next.delivery, this.leaseMs).catch(() => false);
+    next.given = given;
+    next.wake?.();
+    // Not handed over (this lease had lapsed, or Redis failed): the waiter looks again; the place is given back.
+    if (!(await given)) await this.fleet.releaseSlot(endpointId, delivery);
+  }
+
+  private takeSlot(endpointId: string, delivery: string): Promise<boolean> {
+    return this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs);
   }
 }
 

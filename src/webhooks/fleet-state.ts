@@ -15,7 +15,18 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
 return 1`;
 
-type Commands = { webhookSlot(key: string, member: string, limit: number, leaseMs: number): Promise<number> };
+// KEYS: in-flight set. ARGV: giver, taker, lease ms. The giver's place becomes the taker's lease, if the giver
+// still held it (a lapsed lease is not handed over: its place may be someone else's by now).
+const HAND_OVER = `if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+return 1`;
+
+type Commands = {
+  webhookSlot(key: string, member: string, limit: number, leaseMs: number): Promise<number>;
+  webhookHandOver(key: string, giver: string, taker: string, leaseMs: number): Promise<number>;
+};
 
 export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
 
@@ -24,7 +35,10 @@ export class WebhookFleetState {
   private readonly keys: RedisKeys['webhooks'];
 
   constructor(redis: RedisClient, prefix: string) {
-    if (!('webhookSlot' in redis)) redis.defineCommand('webhookSlot', { numberOfKeys: 1, lua: ACQUIRE });
+    if (!('webhookSlot' in redis)) {
+      redis.defineCommand('webhookSlot', { numberOfKeys: 1, lua: ACQUIRE });
+      redis.defineCommand('webhookHandOver', { numberOfKeys: 1, lua: HAND_OVER });
+    }
     this.redis = redis as RedisClient & Commands;
     this.keys = redisKeys(prefix).webhooks;
   }
@@ -40,6 +54,11 @@ export class WebhookFleetState {
   /** Takes one of the endpoint's in-flight places for a delivery (false: the endpoint is at its limit). */
   async takeSlot(endpointId: string, delivery: string, limit: number, leaseMs: number): Promise<boolean> {
     return (await this.redis.webhookSlot(this.inFlightKey(endpointId), delivery, limit, leaseMs)) === 1;
+  }
+
+  /** Hands the giver's place over to the taker, as a lease of its own (false: the giver's had lapsed). */
+  async handOver(endpointId: string, giver: string, taker: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.webhookHandOver(this.inFlightKey(endpointId), giver, taker, leaseMs)) === 1;
   }
 
   async releaseSlot(endpointId: string, delivery: string): Promise<void> {

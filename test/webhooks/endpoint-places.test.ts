@@ -45,6 +45,28 @@ describe('endpoint places', () => {
     expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(true);
   });
 
+  it('first come, first served: a place given back is handed over to the first in line, never free for a newcomer', async () => {
+    const places = processPlaces({}, 1);
+    const e = endpoint();
+    expect(await places.take(e, 'a')).toBe(true);
+    const b = places.take(e, 'b');
+    expect(await settled(b)).toBe(false);
+    // Arrives while b waits: queues behind it, even at the moment a place is given back.
+    const c = places.take(e, 'c');
+    expect(await settled(c)).toBe(false);
+    const releasing = places.release(e, 'a');
+    // Never free meanwhile: a newcomer elsewhere in the fleet (its call reaches Redis after the release's) finds
+    // it taken.
+    expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(false);
+    await releasing;
+    expect(await b).toBe(true);
+    expect(await settled(c)).toBe(false);
+    await places.release(e, 'b');
+    expect(await c).toBe(true);
+    await places.release(e, 'c');
+    expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(true);
+  });
+
   it('finds a place another process gave back, by looking again', async () => {
     const e = endpoint();
     const other = processPlaces({}, 1);
