@@ -78,12 +78,14 @@ export class DirectDeliveries {
     const deps: AttemptDeps = { ...this.deps, store, fleet };
     const places = endpointPlaces(fleet, redis, config);
     // Each endpoint's delivery written as soon as its attempt is over (a slow endpoint's does not hold up
-    // another's), then the event marked.
-    await Promise.all(
+    // another's), then, once all are, the event marked (one not written: left to the sweep).
+    const written = await Promise.allSettled(
       direct.endpoints.map(async (endpoint) =>
         this.write(deps, queue, direct, endpoint, await this.firstAttempt(deps, places, direct, endpoint)),
       ),
     );
+    const failed = written.find((w) => w.status === 'rejected');
+    if (failed) throw failed.reason;
     await store.markDispatched(direct.event._id);
   }
 

@@ -23,9 +23,10 @@ const waitingOf = new WeakMap<object, Waiting>();
  * waits here a moment instead of going back to the queue as a delayed job at once: when a delivery of this
  * process gives its place back, it hands it over to the first in line (one Redis call: the place is never free
  * for another to take meanwhile), without a job's round trip through Redis or a second read of what the
- * delivery needs; a delivery arriving while others wait here queues behind them. The wait is bounded, so slow endpoints still cannot take the worker's
- * slots: at most `maxWaiting` deliveries wait in a process (a quarter of its concurrency), whatever their
- * endpoints, none longer than `PLACE_WAIT_MS`. The rest wait as delayed jobs, holding no worker, as before.
+ * delivery needs; a delivery arriving while others wait here queues behind them. The wait is bounded, so slow
+ * endpoints still cannot take the worker's slots: at most `maxWaiting` deliveries holding a worker wait in a
+ * process (a quarter of its concurrency), whatever their endpoints, none longer than `PLACE_WAIT_MS`. The rest
+ * wait as delayed jobs, holding no worker, as before.
  */
 export class EndpointPlaces {
   private readonly waiting: Waiting;
@@ -75,7 +76,7 @@ export class EndpointPlaces {
               me.wake = null;
               resolve();
             },
-            deadline - Date.now() < LOOK_EVERY_MS ? deadline - Date.now() : LOOK_EVERY_MS,
+            Math.min(LOOK_EVERY_MS, deadline - Date.now()),
           );
           me.wake = () => {
             clearTimeout(timer);
