@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { webhookEventTypes } from '../domain/import-process/state.js';
 import type { Models } from '../models/index.js';
 import { checkWebhookUrl, UnsafeWebhookUrl } from '../webhooks/url-guard.js';
-import { deliveryJobId, jobCatalog, retention } from '../jobs/catalog.js';
+import { deliveryJobOptions } from '../jobs/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { sealSecret } from '../webhooks/secret-box.js';
@@ -139,11 +139,10 @@ export class WebhookOperations {
       prefix: redisKeys(this.config.QUEUE_PREFIX).queuePrefix('webhooks'),
     });
     try {
-      const spec = jobCatalog['deliver-webhook'];
       await queue.add(
         'deliver-webhook',
         { deliveryId: id, requestId: 'replay' },
-        { ...spec.options, ...retention, jobId: deliveryJobId(id, replays) },
+        deliveryJobOptions(id, replays),
       );
     } finally {
       await queue.close();

@@ -107,3 +107,10 @@ export function jobId(...parts: string[]): string {
 /** A webhook delivery's job id (a replay adds its number, so it runs even after the first job finished). */
 export const deliveryJobId = (delivery: string, replay = 0) =>
   replay === 0 ? jobId('deliver', delivery) : jobId('deliver', delivery, 'replay', String(replay));
+
+/** A webhook delivery job's options: the catalog's, the retention and its job id (see `deliveryJobId`). */
+export const deliveryJobOptions = (delivery: string, replay = 0): JobsOptions => ({
+  ...jobCatalog['deliver-webhook'].options,
+  ...retention,
+  jobId: deliveryJobId(delivery, replay),
+});

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { RedisClient } from '../infra/redis.js';
-import { deliveryJobId, jobCatalog, retention, type JobData } from '../jobs/catalog.js';
+import { deliveryJobOptions, type JobData } from '../jobs/catalog.js';
 import { deliveryId } from '../models/webhook-delivery.js';
 import type { DispatchedEvent, EndpointRow, WebhookStore } from '../storage/webhooks.js';
 import { attemptOutcome, countOutcome, sendAttempt, type AttemptDeps, type AttemptState } from './attempt.js';
@@ -102,10 +102,8 @@ export class DirectDeliveries {
     // Written meanwhile by another dispatch of the event (the sweep's, had this attempt overrun its time):
     // that delivery has its own job.
     if (!delivery?.inserted) return;
-    const spec = jobCatalog['deliver-webhook'];
-    const options = { ...spec.options, ...retention, jobId: deliveryJobId(delivery.id) };
-    if (made?.status !== 'delivered' && made?.status !== 'failed')
-      await fleet.waiting(delivery.id, event.occurredAt);
+    const options = deliveryJobOptions(delivery.id);
+    if (!made || made.status === 'pending') await fleet.waiting(delivery.id, event.occurredAt);
     if (!made) {
       const data: JobData<'deliver-webhook'> = {
         deliveryId: delivery.id,

@@ -7,7 +7,7 @@ import {
   type EndpointRow,
   type WebhookStore,
 } from '../storage/webhooks.js';
-import { deliveryJobId, jobCatalog, retention, type JobData } from '../jobs/catalog.js';
+import { deliveryJobOptions, jobCatalog, type JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { WebhookFleetState } from './fleet-state.js';
 import type { DirectDeliveries } from './direct-deliveries.js';
@@ -45,18 +45,13 @@ export async function dispatchEvent(
   const now = deps.clock();
   const deliveries = await deps.store.createDeliveries(event, endpoints, now);
   const fleet = new WebhookFleetState(deps.redis, deps.prefix);
-  const spec = jobCatalog['deliver-webhook'];
   await Promise.all(
     deliveries.map(async (delivery) => {
       await fleet.waiting(delivery.id, event.occurredAt);
       const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
       if (delivery.inserted)
         data.fresh = { endpointId: delivery.endpointId, eventKey: event._id, type: event.type! };
-      await deps.queue.add('deliver-webhook', data, {
-        ...spec.options,
-        ...retention,
-        jobId: deliveryJobId(delivery.id),
-      });
+      await deps.queue.add('deliver-webhook', data, deliveryJobOptions(delivery.id));
     }),
   );
   await deps.store.markDispatched(event._id);

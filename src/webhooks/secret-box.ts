@@ -46,8 +46,8 @@ export function openSecret(stored: string, settings: SecretKeySettings): string 
   const key = keyOf(settings);
   let known = opened.get(key);
   if (!known) opened.set(key, (known = new LRUCache({ max: 1_000 })));
-  const secret = known.get(stored) ?? decrypt(stored, key);
-  known.set(stored, secret);
+  let secret = known.get(stored);
+  if (secret === undefined) known.set(stored, (secret = decrypt(stored, key)));
   return secret;
 }
 

@@ -1,6 +1,13 @@
 import type { Job } from 'bullmq';
 import { webhookStore } from '../storage/webhooks.js';
-import { deliveryJobId, jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
+import {
+  deliveryJobId,
+  deliveryJobOptions,
+  jobCatalog,
+  jobId,
+  retention,
+  type JobData,
+} from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { directAttemptMs } from './direct-deliveries.js';
 
@@ -53,7 +60,7 @@ export async function sweepOutboxJob(
         await queue.add(
           'deliver-webhook',
           { deliveryId: delivery._id, requestId: data.requestId },
-          { ...deliver.options, ...retention, jobId: id },
+          deliveryJobOptions(delivery._id, delivery.replays ?? 0),
         );
         return 1;
       }),
