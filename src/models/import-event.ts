@@ -11,10 +11,12 @@ import { Schema, type InferSchemaType } from 'mongoose';
  * - Post-import events (`seq` null): `_id` `<process key>@p:<resource>:<ref>`, derived from the write they
  *   report, so recording one twice is a no-op. They are not part of the process's history.
  *
- * The outbox: an event with a webhook `type` is written with `dispatched: false`, in the same insert that
- * records the change, and its webhook `body` (exact JSON text, signed as is) fixed once. The webhook queue
- * turns it into one delivery per subscribed endpoint, then sets `dispatched`. Events without a webhook type
- * are written dispatched. Nothing here is personal data: codes, paths, account numbers and counts only.
+ * The outbox: an event with a webhook `type` is written with its webhook `body` (exact JSON text, signed as
+ * is) fixed once, in the same insert that records the change. One nobody is subscribed to (and one without a
+ * type) is written `dispatched`; any other is written with `dispatched: false` after its entry in
+ * `webhook_outbox`, and is dispatched (one delivery per subscribed endpoint) while its entry is there: the
+ * entry, not this field, says whether it still waits (the event is never written again). Nothing here is
+ * personal data: codes, paths, account numbers and counts only.
  */
 export const importEventSchema = new Schema(
   {
@@ -36,6 +38,7 @@ export const importEventSchema = new Schema(
     run: { type: String, default: null },
     /** The webhook body, exact JSON text; null when not published. */
     body: { type: String, default: null },
+    /** Written with nobody to dispatch it to (see above); false: its `webhook_outbox` entry tells. */
     dispatched: { type: Boolean, required: true },
     /** Identifies the attempt that inserted the entry (a writer whose insert answer was lost knows it won). */
     writer: { type: String, required: true },
@@ -43,8 +46,6 @@ export const importEventSchema = new Schema(
   },
   { collection: 'import_events', versionKey: false },
 );
-// The outbox sweep's query (an index on MongoDB; FerretDB's SQLite backend reads the collection).
-importEventSchema.index({ dispatched: 1, occurredAt: 1 });
 export type ImportEventDoc = InferSchemaType<typeof importEventSchema>;
 
 export const processEventId = (processKey: string, seq: number) => `${processKey}@${seq}`;

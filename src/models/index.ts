@@ -11,6 +11,7 @@ import { importSupplierSchema } from './import-supplier.js';
 import { importEventSchema } from './import-event.js';
 import { webhookDeliverySchema } from './webhook-delivery.js';
 import { webhookEndpointSchema } from './webhook-endpoint.js';
+import { webhookOutboxSchema } from './webhook-outbox.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 import { stagedPayloadModel } from './staged-payload.js';
@@ -31,6 +32,7 @@ function register(conn: Connection) {
     ImportEvent: conn.model('ImportEvent', importEventSchema),
     WebhookEndpoint: conn.model('WebhookEndpoint', webhookEndpointSchema),
     WebhookDelivery: conn.model('WebhookDelivery', webhookDeliverySchema),
+    WebhookOutbox: conn.model('WebhookOutbox', webhookOutboxSchema),
   };
 }
 

@@ -12,7 +12,7 @@ import {
   type ProcessState,
   type WebhookEventType,
 } from '../domain/import-process/state.js';
-import type { Models } from '../models/index.js';
+import { modelsFor, type Models } from '../models/index.js';
 import { postImportEventId, processEventId } from '../models/import-event.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { entryOf, type PendingChange, type ProgressCounters } from './progress-counters.js';
@@ -156,12 +156,10 @@ export class ProcessEventLog {
       const seq = state.seq + 1;
       const subscribed = await this.subscribed(process.organisationId, webhookTypeOf[event.kind], now);
       const doc = this.processEventDocument(process, seq, event, now, subscribed);
-      const pending = await this.intend(process, {
-        kind: 'event',
-        ext: process.externalAccountNumber,
-        seq,
-        writer: doc.writer,
-      });
+      const [pending] = await Promise.all([
+        this.intend(process, { kind: 'event', ext: process.externalAccountNumber, seq, writer: doc.writer }),
+        this.index(doc),
+      ]);
       const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
       const after = () => foldEvent(state, seq, toEvent(seq, doc));
       if (outcome === 'inserted') {
@@ -260,14 +258,12 @@ export class ProcessEventLog {
       now,
     );
     const counted = input.type === 'data_import.import_process.post_import.completed-v1';
-    const pending = counted
-      ? await this.intend(process, {
-          kind: 'post',
-          id: doc._id,
-          resource: input.resource,
-          count: input.count,
-        })
-      : null;
+    const [pending] = await Promise.all([
+      counted
+        ? this.intend(process, { kind: 'post', id: doc._id, resource: input.resource, count: input.count })
+        : null,
+      this.index(doc),
+    ]);
     const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
     if (pending) {
       await this.progress()
@@ -280,6 +276,17 @@ export class ProcessEventLog {
       .lean<RecordedEvent>()
       .exec();
     return there ?? doc;
+  }
+
+  /**
+   * An event written undispatched gets its outbox entry first (`models/webhook-outbox.ts`), so that a writer
+   * dying between the two leaves an entry the sweep deals with, never an event it cannot find. The entry of a
+   * writer that loses the insert to another stays: it is the winner's entry too (same `_id`).
+   */
+  private async index(doc: { _id: string; dispatched: boolean; occurredAt: Date }): Promise<void> {
+    if (doc.dispatched) return;
+    const outbox = modelsFor(this.model.db).WebhookOutbox;
+    await retryTransient(() => batchedInsert(outbox, [{ _id: doc._id, occurredAt: doc.occurredAt }]));
   }
 
   /**

@@ -3,14 +3,16 @@ import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { ImportEventDoc } from '../models/import-event.js';
 import { deliveryId, type WebhookDelivery } from '../models/webhook-delivery.js';
+import { LEGACY_SCAN_ID, NEVER } from '../models/webhook-outbox.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { retryTransient } from './transient.js';
 
 /**
  * The repository of webhook endpoints, deliveries and the outbox side of import events.
- * FerretDB measures: deliveries and events are read and written by `_id`; the outbox sweep's
- * query reads the whole event collection on FerretDB (an index serves it on MongoDB), so it runs rarely and
- * only as the safety net behind the relay (see `undispatchedEvents`).
+ * FerretDB measures: deliveries and events are read and written by `_id`; the outbox sweep reads the outbox's
+ * entries (`webhook_outbox`: only the events in flight), never the event collection, which FerretDB would read
+ * whole. Its look for overdue deliveries still reads the whole delivery collection there (an index serves it
+ * on MongoDB), so it runs rarely and only as the safety net behind the delivery jobs.
  */
 
 export type EndpointRow = {
@@ -63,6 +65,8 @@ function activeAt(endpoint: EndpointRow, time: Date): boolean {
 
 /** An organisation's live endpoints as read at `readAt` (the reader's time, taken before the read). */
 type Remembered = { endpoints: EndpointRow[]; readAt: number };
+
+const LEGACY_BATCH = 1_000;
 
 export class WebhookStore {
   /** What event writers remember of organisations' endpoints, and for how long (see `rememberAudience`). */
@@ -167,9 +171,27 @@ export class WebhookStore {
     }));
   }
 
+  /**
+   * The event is dispatched: its outbox entry goes (the event itself is not written again: on FerretDB an
+   * update rewrites the whole event). Dispatching it again would add nothing, so a crash just before this
+   * costs one more dispatch, found by the sweep.
+   */
   async markDispatched(key: string): Promise<void> {
+    await retryTransient(() => this.models.WebhookOutbox.deleteOne({ _id: key }).exec());
+  }
+
+  /** Whether an event written undispatched is still waiting for its dispatch (its outbox entry is there). */
+  async undispatched(key: string): Promise<boolean> {
+    return (await retryTransient(() => this.models.WebhookOutbox.exists({ _id: key }).exec())) !== null;
+  }
+
+  /**
+   * Forgets the outbox entry of an event that was never written (its writer failed or died between the entry
+   * and the event), once it is older than `cutoff`: until then the event's insert may still be on its way.
+   */
+  async forgetUnwritten(key: string, cutoff: Date): Promise<void> {
     await retryTransient(() =>
-      this.models.ImportEvent.updateOne({ _id: key }, { $set: { dispatched: true } }).exec(),
+      this.models.WebhookOutbox.deleteOne({ _id: key, occurredAt: { $lt: cutoff } }).exec(),
     );
   }
 
@@ -189,19 +211,41 @@ export class WebhookStore {
 
   /**
    * Events recorded at least `olderThanMs` ago and not dispatched yet: the relay's misses (a crash between the
-   * write and the queueing, Redis down). On FerretDB this reads the whole collection (see the class comment).
+   * write and the dispatch, Redis down). Read from the outbox's entries, which hold only the events in flight.
    */
   async undispatchedEvents(olderThanMs: number, limit: number, now: Date) {
     return retryTransient(() =>
-      this.models.ImportEvent.find({
-        dispatched: false,
-        occurredAt: { $lt: new Date(now.getTime() - olderThanMs) },
-      })
-        .select({ _id: 1, eventId: 1 })
+      this.models.WebhookOutbox.find({ occurredAt: { $lt: new Date(now.getTime() - olderThanMs) } })
         .limit(limit)
-        .lean<{ _id: string; eventId: string }[]>()
+        .lean<{ _id: string; occurredAt: Date }[]>()
         .exec(),
     );
+  }
+
+  /**
+   * Once per database: gives an outbox entry to every event written undispatched before the entries existed
+   * (by an earlier version), so the sweep, which reads only the entries, still dispatches them. Reads the whole
+   * event collection once, then never again (the entry `LEGACY_SCAN_ID` says it is done). An event dispatched
+   * since it was written gets an entry too, and is dispatched again for nothing: harmless, and few (those of
+   * the minutes around the upgrade). Returns how many entries it wrote.
+   */
+  async indexLegacyEvents(): Promise<number> {
+    const outbox = this.models.WebhookOutbox;
+    if (await retryTransient(() => outbox.exists({ _id: LEGACY_SCAN_ID }).exec())) return 0;
+    const events = await retryTransient(() =>
+      this.models.ImportEvent.find({ dispatched: false })
+        .select({ _id: 1, occurredAt: 1 })
+        .lean<{ _id: string; occurredAt: Date }[]>()
+        .exec(),
+    );
+    let written = 0;
+    for (let at = 0; at < events.length; at += LEGACY_BATCH) {
+      const docs = events.slice(at, at + LEGACY_BATCH).map((e) => ({ _id: e._id, occurredAt: e.occurredAt }));
+      const outcomes = await retryTransient(() => batchedInsert(outbox, docs));
+      written += outcomes.filter((o) => o === 'inserted').length;
+    }
+    await retryTransient(() => batchedInsert(outbox, [{ _id: LEGACY_SCAN_ID, occurredAt: NEVER }]));
+    return written;
   }
 
   /**

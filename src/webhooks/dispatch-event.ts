@@ -27,7 +27,7 @@ export type DirectDispatch = { body: string; deliveries: DirectDeliveries };
 /**
  * Fans a recorded import event out to the endpoints it goes to: one delivery per endpoint (ids derived from
  * event and endpoint, so a second dispatch of the same event adds none), one delivery job each (ids derived
- * from the delivery, so none is queued twice), then the event is marked dispatched. A crash anywhere is
+ * from the delivery, so none is queued twice), then the event is marked dispatched (its outbox entry deleted). A crash anywhere is
  * repaired by running it again, which the dispatch job's retries and the outbox sweep do. A delivery inserted
  * now tells its job what it holds, so the job's first run does not read it. With `direct`, the event's
  * first attempts are made in this process, in the background, before its deliveries are written
@@ -47,7 +47,8 @@ export async function dispatchEvent(
   const fleet = new WebhookFleetState(deps.redis, deps.prefix);
   await Promise.all(
     deliveries.map(async (delivery) => {
-      await fleet.waiting(delivery.id, event.occurredAt);
+      // One written before (a dispatch again) was counted by its writer, and may be settled since.
+      if (delivery.inserted) await fleet.waiting(delivery.id, event.occurredAt);
       const data: JobData<'deliver-webhook'> = { deliveryId: delivery.id, requestId };
       if (delivery.inserted)
         data.fresh = { endpointId: delivery.endpointId, eventKey: event._id, type: event.type! };
@@ -57,6 +58,9 @@ export async function dispatchEvent(
   await deps.store.markDispatched(event._id);
   return deliveries.length;
 }
+
+/** An outbox entry whose event is still missing this long after it was written belongs to no event. */
+const UNWRITTEN_AFTER_MS = 60 * 60_000;
 
 /**
  * The dispatch job: an event the relay could not dispatch itself (its writer did not know who is subscribed,
@@ -70,8 +74,16 @@ export async function dispatchEventJob(
 ): Promise<{ deliveries: number }> {
   const store = webhookStore(ctx.db.models);
   const event = await store.event(data.eventKey);
-  if (!event) return { deliveries: 0 };
-  if (event.dispatched || !event.type || !event.body) return { deliveries: 0 };
+  // An entry with no event: its writer failed or died in between. Forgotten once the insert cannot be on its
+  // way any more.
+  if (!event) {
+    await store.forgetUnwritten(data.eventKey, new Date(ctx.clock().getTime() - UNWRITTEN_AFTER_MS));
+    return { deliveries: 0 };
+  }
+  if (event.dispatched || !event.type || !event.body) {
+    await store.markDispatched(event._id);
+    return { deliveries: 0 };
+  }
   const endpoints = subscribedEndpoints(await store.liveEndpoints(event.organisationId), event);
   const deps = {
     store,

@@ -2,10 +2,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { processKey } from '../../src/models/account-import-process.js';
+import { LEGACY_SCAN_ID } from '../../src/models/webhook-outbox.js';
 import { storageFor } from '../../src/storage/index.js';
 import { ProcessEventLog } from '../../src/storage/process-events.js';
 import { jobId } from '../../src/jobs/catalog.js';
 import { relayEvents } from '../../src/webhooks/relay.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { webhookStore } from '../../src/storage/webhooks.js';
 import { openSecret } from '../../src/webhooks/secret-box.js';
@@ -108,7 +110,7 @@ describe('delivery', () => {
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-    const { eventId, body } = await emit(ORG_A);
+    const { eventId, key, body } = await emit(ORG_A);
     await until(async () => r.received.length > 0, 'the delivery');
     const got = r.received[0]!;
     expect(got.id).toBe(eventId);
@@ -134,7 +136,7 @@ describe('delivery', () => {
     ).toThrow();
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
-    expect((await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched).toBe(true);
+    expect(await webhookStore(t.app.db.models).undispatched(key)).toBe(false);
     await hooks.remove(ORG_A, endpoint.id);
   });
 
@@ -149,8 +151,8 @@ describe('delivery', () => {
     const id = `${eventId}.${endpoint.id}`;
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     await until(
-      async () => (await t.app.db.models.ImportEvent.findById(key).lean())?.dispatched,
-      'the event marked dispatched',
+      async () => !(await webhookStore(t.app.db.models).undispatched(key)),
+      'the event marked dispatched (its outbox entry gone)',
     );
     expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
     expect(r.received.map((x) => x.id)).toEqual([eventId]);
@@ -282,8 +284,11 @@ describe('who receives what', () => {
   });
 
   it('running workers see subscriptions as they change; an event nobody subscribes to is written dispatched', async () => {
-    const dispatched = async (eventId: string) =>
-      (await t.app.db.models.ImportEvent.findOne({ eventId }).lean())?.dispatched === true;
+    // Written dispatched, or its outbox entry gone since.
+    const dispatched = async (eventId: string) => {
+      const event = await t.app.db.models.ImportEvent.findOne({ eventId }).lean();
+      return !!event && !(await webhookStore(t.app.db.models).undispatched(event._id));
+    };
     const deliveriesOf = (eventId: string) => t.app.db.models.WebhookDelivery.countDocuments({ eventId });
     expect(await hooks.list(ORG_B)).toEqual([]);
     // Not relayed: its writer read the endpoints before the insert and wrote it dispatched (no later update).
@@ -376,6 +381,56 @@ describe('who receives what', () => {
     const endpoint = await hooks.add(ORG_A, r.url);
     const { eventId } = await emit(ORG_A, { relay: false });
     await until(async () => r.ids().has(eventId), 'the swept event');
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('the outbox sweep reads its entries only: events from before them are indexed once per database, an entry without its event is forgotten', async () => {
+    const { WebhookOutbox, ImportEvent } = t.app.db.models;
+    const store = webhookStore(t.app.db.models);
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    // An event an earlier version wrote undispatched: no outbox entry. The sweep, with its once-per-database
+    // look at the events not done yet, gives it one and delivers it; then that look is done for good.
+    const legacy = await emit(ORG_A, { relay: false });
+    expect(await store.undispatched(legacy.key)).toBe(true);
+    await WebhookOutbox.deleteOne({ _id: legacy.key });
+    await WebhookOutbox.deleteOne({ _id: LEGACY_SCAN_ID });
+    await until(
+      async () => r.ids().has(legacy.eventId),
+      'the event from before the outbox entries, delivered',
+    );
+    expect(await WebhookOutbox.exists({ _id: LEGACY_SCAN_ID })).toBeTruthy();
+    expect(await store.undispatched(legacy.key)).toBe(false);
+    await until(
+      async () => (await deliveryOf(legacy.eventId, endpoint.id))?.status === 'delivered',
+      'settled',
+    );
+    // Dispatched again (its entry back, as the look above gives one to an event dispatched since): no second
+    // delivery, no send, and nothing left counted as undelivered.
+    await WebhookOutbox.insertMany([{ _id: legacy.key, occurredAt: new Date(Date.now() - 60_000) }]);
+    await until(async () => !(await store.undispatched(legacy.key)), 'the event dispatched again');
+    const undelivered = redisKeys(t.config.QUEUE_PREFIX).webhooks.undelivered;
+    expect(await t.app.redis.zscore(undelivered, `${legacy.eventId}.${endpoint.id}`)).toBeNull();
+    // Done once: an undispatched event without an entry is not looked for again.
+    const later = await emit(ORG_A, { relay: false });
+    await WebhookOutbox.deleteOne({ _id: later.key });
+    expect(await store.indexLegacyEvents()).toBe(0);
+    expect(await store.undispatched(later.key)).toBe(false);
+    expect((await ImportEvent.findById(later.key).lean())?.dispatched).toBe(false);
+
+    // An entry whose event was never written (its writer died in between): kept while the insert may still be
+    // on its way, forgotten by the sweep's dispatch an hour on.
+    const young = { _id: processKey('HOOKS_A', 'NEVER-WRITTEN-1') + '@0', occurredAt: new Date() };
+    const old = {
+      _id: processKey('HOOKS_A', 'NEVER-WRITTEN-2') + '@0',
+      occurredAt: new Date(Date.now() - 2 * 60 * 60_000),
+    };
+    await WebhookOutbox.insertMany([young, old]);
+    await until(async () => !(await store.undispatched(old._id)), 'the old entry without an event forgotten');
+    await store.forgetUnwritten(young._id, new Date(Date.now() - 60 * 60_000));
+    expect(await store.undispatched(young._id)).toBe(true);
+    await WebhookOutbox.deleteOne({ _id: young._id });
+    expect(r.received.filter((x) => x.id === legacy.eventId)).toHaveLength(1);
     await hooks.remove(ORG_A, endpoint.id);
   });
 

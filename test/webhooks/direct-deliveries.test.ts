@@ -194,7 +194,7 @@ describe('direct deliveries', () => {
 
   const directDeliveries = () =>
     new DirectDeliveries({ config: t.config, log: t.app.log, redis: t.app.redis, clock: () => new Date() });
-  const eventOf = (key: string) => t.app.db.models.ImportEvent.findById(key).lean();
+  const undispatched = (key: string) => webhookStore(t.app.db.models).undispatched(key);
 
   it('drain waits for the events in flight, their deliveries written after the attempt (what the API and workers do on shutdown)', async () => {
     await heldDispatch(async (held, url) => {
@@ -207,7 +207,7 @@ describe('direct deliveries', () => {
       const draining = direct.drain().then(() => (drained = true));
       // During the attempt: no delivery written yet, the event not marked.
       expect(await deliveryOf(id)).toBeNull();
-      expect((await eventOf(event._id))?.dispatched).toBe(false);
+      expect(await undispatched(event._id)).toBe(true);
       expect(drained).toBe(false);
       held[0]!.writeHead(204).end();
       await draining;
@@ -217,7 +217,7 @@ describe('direct deliveries', () => {
         lastHttpStatus: 204,
         nextAttemptAt: null,
       });
-      expect((await eventOf(event._id))?.dispatched).toBe(true);
+      expect(await undispatched(event._id)).toBe(false);
       expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
       await hooks.remove(ORG, endpoint.id);
     });
@@ -237,7 +237,7 @@ describe('direct deliveries', () => {
       await direct.drain();
       expect(await deliveryOf(id)).toMatchObject({ status: 'pending', attempts: 0 });
       expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
-      expect((await eventOf(event._id))?.dispatched).toBe(true);
+      expect(await undispatched(event._id)).toBe(false);
       await hooks.remove(ORG, endpoint.id);
     });
   });
