@@ -27,11 +27,11 @@ export type DirectDispatch = { body: string; deliveries: DirectDeliveries };
 /**
  * Fans a recorded import event out to the endpoints it goes to: one delivery per endpoint (ids derived from
  * event and endpoint, so a second dispatch of the same event adds none), one delivery job each (ids derived
- * from the delivery, so none is queued twice), then the event is marked dispatched (its outbox entry deleted). A crash anywhere is
- * repaired by running it again, which the dispatch job's retries and the outbox sweep do. A delivery inserted
- * now tells its job what it holds, so the job's first run does not read it. With `direct`, the event's
- * first attempts are made in this process, in the background, before its deliveries are written
- * (`DirectDeliveries`), unless the process has too many in flight.
+ * from the delivery, so none is queued twice), then the event is marked dispatched (its outbox entry
+ * deleted). A crash anywhere is repaired by running it again, which the dispatch job's retries and the outbox
+ * sweep do. A delivery inserted now tells its job what it holds, so the job's first run does not read it.
+ * With `direct`, the event's first attempts are made in this process, in the background, before its
+ * deliveries are written (`DirectDeliveries`), unless the process has too many in flight.
  */
 export async function dispatchEvent(
   deps: DispatchDeps,
