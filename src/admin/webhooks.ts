@@ -9,7 +9,7 @@ import { deliveryJobOptions } from '../jobs/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { sealSecret } from '../webhooks/secret-box.js';
-import { activeFromOf } from '../storage/webhooks.js';
+import { activeFromOf, webhookStore } from '../storage/webhooks.js';
 import { OperatorError } from './operations.js';
 
 /** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
@@ -128,9 +128,12 @@ export class WebhookOperations {
         `delivery ${id} is still pending (next attempt at ${delivery.nextAttemptAt?.toISOString()})`,
       );
     const replays = (delivery.replays ?? 0) + 1;
+    const at = new Date();
+    // Pending again: its due entry first, as for any delivery written pending (the sweep's look for lost jobs).
+    await webhookStore(this.models).due(id, at);
     await this.models.WebhookDelivery.updateOne(
       { _id: id },
-      { $set: { status: 'pending', attempts: 0, nextAttemptAt: new Date(), replays } },
+      { $set: { status: 'pending', attempts: 0, nextAttemptAt: at, replays } },
     );
     // A one-off connection that waits for Redis to be reachable (the CLI runs once, then exits).
     const connection = oneOffConnection(this.config);

@@ -11,7 +11,7 @@ import { importSupplierSchema } from './import-supplier.js';
 import { importEventSchema } from './import-event.js';
 import { webhookDeliverySchema } from './webhook-delivery.js';
 import { webhookEndpointSchema } from './webhook-endpoint.js';
-import { webhookOutboxSchema } from './webhook-outbox.js';
+import { webhookDueSchema, webhookOutboxSchema } from './webhook-outbox.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 import { stagedPayloadModel } from './staged-payload.js';
@@ -33,6 +33,7 @@ function register(conn: Connection) {
     WebhookEndpoint: conn.model('WebhookEndpoint', webhookEndpointSchema),
     WebhookDelivery: conn.model('WebhookDelivery', webhookDeliverySchema),
     WebhookOutbox: conn.model('WebhookOutbox', webhookOutboxSchema),
+    WebhookDue: conn.model('WebhookDue', webhookDueSchema),
   };
 }
 

@@ -7,8 +7,8 @@ import { Schema, type InferSchemaType } from 'mongoose';
  * FerretDB a query on anything but `_id` reads the whole collection, and that grows with the migration (30,000
  * events, 10,000 accounts, cost it 6 s of CPU per sweep). Same on MongoDB, where it replaces an index.
  *
- * The entry with `_id` `LEGACY_SCAN_ID` says that events written undispatched before these entries existed
- * have been given one (see `WebhookStore.indexLegacyEvents`); its `occurredAt` is the last date there is, so
+ * The entry with `_id` `LEGACY_SCAN_ID` says that events written undispatched, and deliveries written pending,
+ * before these entries existed have been given one (see `WebhookStore.indexLegacy`); its `occurredAt` is the last date there is, so
  * the sweep never takes it for an event.
  */
 export const webhookOutboxSchema = new Schema(
@@ -20,6 +20,21 @@ export const webhookOutboxSchema = new Schema(
 );
 webhookOutboxSchema.index({ occurredAt: 1 });
 export type WebhookOutboxEntry = InferSchemaType<typeof webhookOutboxSchema>;
+
+/**
+ * The same for deliveries: one entry per delivery pending (its next attempt due at `dueAt`), written before the
+ * delivery is written pending, moved with each retry, deleted once the delivery is delivered or failed. The
+ * sweep looks for deliveries whose job was lost (a Redis failover) among the entries past due, instead of
+ * querying `webhook_deliveries`, which FerretDB would read whole.
+ */
+export const webhookDueSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    dueAt: { type: Date, required: true },
+  },
+  { collection: 'webhook_due', versionKey: false },
+);
+webhookDueSchema.index({ dueAt: 1 });
 
 export const LEGACY_SCAN_ID = '~legacy-events-indexed';
 /** The last date a BSON date can hold: never "older than" anything the sweep asks for. */

@@ -11,8 +11,8 @@ import { retryTransient } from './transient.js';
  * The repository of webhook endpoints, deliveries and the outbox side of import events.
  * FerretDB measures: deliveries and events are read and written by `_id`; the outbox sweep reads the outbox's
  * entries (`webhook_outbox`: only the events in flight), never the event collection, which FerretDB would read
- * whole. Its look for overdue deliveries still reads the whole delivery collection there (an index serves it
- * on MongoDB), so it runs rarely and only as the safety net behind the delivery jobs.
+ * whole; and it looks for overdue deliveries among their due entries (`webhook_due`), never the delivery
+ * collection.
  */
 
 export type EndpointRow = {
@@ -67,6 +67,16 @@ function activeAt(endpoint: EndpointRow, time: Date): boolean {
 type Remembered = { endpoints: EndpointRow[]; readAt: number };
 
 const LEGACY_BATCH = 1_000;
+
+/** Inserts `docs` in batches (those already there are kept); returns how many were inserted. */
+async function insertAll(model: Models['WebhookOutbox'] | Models['WebhookDue'], docs: object[]) {
+  let inserted = 0;
+  for (let at = 0; at < docs.length; at += LEGACY_BATCH) {
+    const outcomes = await retryTransient(() => batchedInsert(model, docs.slice(at, at + LEGACY_BATCH)));
+    inserted += outcomes.filter((o) => o === 'inserted').length;
+  }
+  return inserted;
+}
 
 export class WebhookStore {
   /** What event writers remember of organisations' endpoints, and for how long (see `rememberAudience`). */
@@ -163,6 +173,11 @@ export class WebhookStore {
         now,
       ),
     );
+    // A delivery written pending has its due entry first, so the sweep can always find it.
+    const due = docs
+      .filter((d) => d.status === 'pending')
+      .map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt! }));
+    if (due.length > 0) await retryTransient(() => batchedInsert(this.models.WebhookDue, due));
     const outcomes = await retryTransient(() => batchedInsert(model, docs));
     return docs.map((d, i) => ({
       id: d._id,
@@ -199,14 +214,32 @@ export class WebhookStore {
     return retryTransient(() => this.models.WebhookDelivery.findById(id).lean<DeliveryRow>().exec());
   }
 
-  /** Records an attempt's outcome (one job works on a delivery at a time, so a plain update is enough). */
+  /**
+   * Records an attempt's outcome (one job works on a delivery at a time, so a plain update is enough), and
+   * keeps the delivery's due entry in step: moved to its next attempt before the update, deleted after it once
+   * the delivery is settled (a crash in between leaves an entry the sweep finds settled, and deletes).
+   */
   async recordAttempt(
     id: string,
     change: Partial<
       Pick<DeliveryRow, 'status' | 'attempts' | 'lastHttpStatus' | 'nextAttemptAt' | 'replays'>
     >,
   ): Promise<void> {
+    if (change.status === 'pending' && change.nextAttemptAt) await this.due(id, change.nextAttemptAt);
     await retryTransient(() => this.models.WebhookDelivery.updateOne({ _id: id }, { $set: change }).exec());
+    if (change.status === 'delivered' || change.status === 'failed') await this.settled(id);
+  }
+
+  /** A delivery's next attempt is due at `at` (its entry written or moved: before it is written pending). */
+  async due(id: string, at: Date): Promise<void> {
+    await retryTransient(() =>
+      this.models.WebhookDue.updateOne({ _id: id }, { $set: { dueAt: at } }, { upsert: true }).exec(),
+    );
+  }
+
+  /** A delivery is delivered or failed: it has no attempt due. */
+  private async settled(id: string): Promise<void> {
+    await retryTransient(() => this.models.WebhookDue.deleteOne({ _id: id }).exec());
   }
 
   /**
@@ -223,47 +256,74 @@ export class WebhookStore {
   }
 
   /**
-   * Once per database: gives an outbox entry to every event written undispatched before the entries existed
-   * (by an earlier version), so the sweep, which reads only the entries, still dispatches them. Reads the whole
-   * event collection once, then never again (the entry `LEGACY_SCAN_ID` says it is done). An event dispatched
-   * since it was written gets an entry too, and is dispatched again for nothing: harmless, and few (those of
-   * the minutes around the upgrade). Returns how many entries it wrote.
+   * Once per database: gives an entry to every event written undispatched, and every delivery written pending,
+   * before the entries existed (by an earlier version), so the sweep, which reads only the entries, still finds
+   * them. Reads the event and delivery collections once, then never again (the outbox entry `LEGACY_SCAN_ID`
+   * says it is done). An event dispatched since it was written gets an entry too, and is dispatched again for
+   * nothing: harmless, and few (those of the minutes around the upgrade). Returns how many entries it wrote.
    */
-  async indexLegacyEvents(): Promise<number> {
+  async indexLegacy(now: Date): Promise<number> {
     const outbox = this.models.WebhookOutbox;
     if (await retryTransient(() => outbox.exists({ _id: LEGACY_SCAN_ID }).exec())) return 0;
-    const events = await retryTransient(() =>
-      this.models.ImportEvent.find({ dispatched: false })
-        .select({ _id: 1, occurredAt: 1 })
-        .lean<{ _id: string; occurredAt: Date }[]>()
-        .exec(),
-    );
-    let written = 0;
-    for (let at = 0; at < events.length; at += LEGACY_BATCH) {
-      const docs = events.slice(at, at + LEGACY_BATCH).map((e) => ({ _id: e._id, occurredAt: e.occurredAt }));
-      const outcomes = await retryTransient(() => batchedInsert(outbox, docs));
-      written += outcomes.filter((o) => o === 'inserted').length;
-    }
+    const [events, deliveries] = await Promise.all([
+      retryTransient(() =>
+        this.models.ImportEvent.find({ dispatched: false })
+          .select({ _id: 1, occurredAt: 1 })
+          .lean<{ _id: string; occurredAt: Date }[]>()
+          .exec(),
+      ),
+      retryTransient(() =>
+        this.models.WebhookDelivery.find({ status: 'pending' })
+          .select({ _id: 1, nextAttemptAt: 1 })
+          .lean<{ _id: string; nextAttemptAt: Date | null }[]>()
+          .exec(),
+      ),
+    ]);
+    const written = await Promise.all([
+      insertAll(
+        outbox,
+        events.map((e) => ({ _id: e._id, occurredAt: e.occurredAt })),
+      ),
+      insertAll(
+        this.models.WebhookDue,
+        deliveries.map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt ?? now })),
+      ),
+    ]);
     await retryTransient(() => batchedInsert(outbox, [{ _id: LEGACY_SCAN_ID, occurredAt: NEVER }]));
-    return written;
+    return written[0] + written[1];
   }
 
   /**
    * Deliveries still pending at least `olderThanMs` after they were due: normally a job is on them (queued
    * behind others, delayed for a busy endpoint, running), but a Redis failover may have lost it. The sweep
-   * looks at each one's job. On FerretDB this reads the whole collection (see the class comment).
+   * looks at each one's job. Found among the due entries past that time (each delivery read by `_id`); an
+   * entry whose delivery is settled (or gone) is deleted on the way.
    */
   async overdueDeliveries(olderThanMs: number, limit: number, now: Date) {
-    return retryTransient(() =>
-      this.models.WebhookDelivery.find({
-        status: 'pending',
-        nextAttemptAt: { $lt: new Date(now.getTime() - olderThanMs) },
-      })
-        .select({ _id: 1, replays: 1 })
+    const cutoff = new Date(now.getTime() - olderThanMs);
+    const entries = await retryTransient(() =>
+      this.models.WebhookDue.find({ dueAt: { $lt: cutoff } })
         .limit(limit)
-        .lean<{ _id: string; replays?: number | null }[]>()
+        .lean<{ _id: string }[]>()
         .exec(),
     );
+    const found = await Promise.all(
+      entries.map(async ({ _id }) => {
+        const delivery = await retryTransient(() =>
+          this.models.WebhookDelivery.findById(_id, { status: 1, nextAttemptAt: 1, replays: 1 })
+            .lean<Pick<DeliveryRow, '_id' | 'status' | 'nextAttemptAt' | 'replays'>>()
+            .exec(),
+        );
+        if (delivery?.status !== 'pending') {
+          await this.settled(_id);
+          return null;
+        }
+        return delivery.nextAttemptAt && delivery.nextAttemptAt < cutoff
+          ? { _id, replays: delivery.replays ?? 0 }
+          : null;
+      }),
+    );
+    return found.filter((d): d is { _id: string; replays: number } => d !== null);
   }
 }
 

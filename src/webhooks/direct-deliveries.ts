@@ -43,7 +43,7 @@ export type DirectDeps = {
  * inserted with what the attempt left (delivered; or pending, its retry a delivery job on the configured delays;
  * or, where no place came, pending with a job of its own, as a dispatch without direct attempts queues it), and
  * once every endpoint's is written the event is marked dispatched. A delivered event so costs one insert and
- * the event's update, not an insert and two updates.
+ * the delete of its outbox entry, not an insert and two updates.
  *
  * Nothing rests on this process living: until its deliveries are written the event stays undispatched in the
  * outbox, and the outbox sweep leaves it alone for the attempts' time (`directAttemptMs`) only; should the

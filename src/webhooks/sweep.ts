@@ -30,9 +30,10 @@ export async function sweepOutboxJob(
   const now = ctx.clock();
   const store = webhookStore(ctx.db.models);
   const grace = graceMs(ctx.config.OUTBOX_SWEEP_INTERVAL_MS);
-  // Events written undispatched by an earlier version get their outbox entries (once per database).
-  const indexed = await store.indexLegacyEvents();
-  if (indexed > 0) ctx.log.info({ indexed }, 'outbox sweep indexed events written before the outbox entries');
+  // Events and deliveries written by an earlier version get their entries (once per database).
+  const indexed = await store.indexLegacy(now);
+  if (indexed > 0)
+    ctx.log.info({ indexed }, 'outbox sweep indexed events and deliveries written before the outbox entries');
   // An event still undispatched this long after its write is one the relay missed: the relay takes ms, but
   // its process's first attempts to the endpoints (`DirectDeliveries`) come before the event is marked.
   const missed = await store.undispatchedEvents(grace + directAttemptMs(ctx.config), BATCH, now);

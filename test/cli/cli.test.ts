@@ -340,7 +340,7 @@ describe('tenant isolation', () => {
       const listed = (await conn.db!.listCollections().toArray()).map((c) => c.name).sort();
       expect(listed).toEqual(collections);
       const indexes = async () =>
-        (await conn.db!.collection('import_events').indexes()).map((i) => i.name).sort();
+        (await conn.db!.collection('webhook_deliveries').indexes()).map((i) => i.name).sort();
       const before = await indexes();
       expect(before.length).toBeGreaterThan(1);
       const again = await adminWith({ MONGO_URL: url }, 'db', 'init');

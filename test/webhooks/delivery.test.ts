@@ -211,6 +211,8 @@ describe('delivery', () => {
       last_http_status: 503,
       next_attempt_at: null,
     });
+    // Failed: no attempt due, so nothing for the sweep's look for lost jobs.
+    expect(await t.app.db.models.WebhookDue.exists({ _id: id })).toBeNull();
     healthy = true;
     // Scoped by organisation: another organisation cannot replay it.
     await expect(hooks.replay(ORG_B, id)).rejects.toThrow(`delivery ${id} does not exist`);
@@ -218,6 +220,7 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'replayed');
     expect(r.received.at(-1)!.id).toBe(eventId);
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 204 });
+    expect(await t.app.db.models.WebhookDue.exists({ _id: id })).toBeNull();
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(
       /webhook_deliveries_total\{type="data_import.import_process.post_import.completed-v1",outcome="failed"\} [1-9]/,
@@ -385,7 +388,7 @@ describe('who receives what', () => {
   });
 
   it('the outbox sweep reads its entries only: events from before them are indexed once per database, an entry without its event is forgotten', async () => {
-    const { WebhookOutbox, ImportEvent } = t.app.db.models;
+    const { WebhookOutbox, WebhookDue, ImportEvent } = t.app.db.models;
     const store = webhookStore(t.app.db.models);
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
@@ -405,6 +408,11 @@ describe('who receives what', () => {
       async () => (await deliveryOf(legacy.eventId, endpoint.id))?.status === 'delivered',
       'settled',
     );
+    // Its delivery was written pending by the sweep's dispatch (with a due entry), and is due no more.
+    await until(
+      async () => !(await WebhookDue.exists({ _id: `${legacy.eventId}.${endpoint.id}` })),
+      'the delivered delivery without a due entry',
+    );
     // Dispatched again (its entry back, as the look above gives one to an event dispatched since): no second
     // delivery, no send, and nothing left counted as undelivered.
     await WebhookOutbox.insertMany([{ _id: legacy.key, occurredAt: new Date(Date.now() - 60_000) }]);
@@ -414,7 +422,7 @@ describe('who receives what', () => {
     // Done once: an undispatched event without an entry is not looked for again.
     const later = await emit(ORG_A, { relay: false });
     await WebhookOutbox.deleteOne({ _id: later.key });
-    expect(await store.indexLegacyEvents()).toBe(0);
+    expect(await store.indexLegacy(new Date())).toBe(0);
     expect(await store.undispatched(later.key)).toBe(false);
     expect((await ImportEvent.findById(later.key).lean())?.dispatched).toBe(false);
 
@@ -444,15 +452,35 @@ describe('who receives what', () => {
     const live = (await store.liveEndpoints(organisationId)).filter(
       (e) => e._id.toHexString() === endpoint.id,
     );
-    const [delivery] = await store.createDeliveries((await store.event(key))!, live, new Date());
-    await store.markDispatched(key);
-    expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(delivery!.id))).toBe('unknown');
-    await until(async () => r.ids().has(eventId), 'the delivery whose job was lost');
-    await until(
-      async () => (await store.delivery(delivery!.id))?.status === 'delivered',
-      'the delivery recorded delivered',
+    const { WebhookDue, WebhookOutbox } = t.app.db.models;
+    // A second one written by an earlier version: no due entry, which the sweep's once-per-database look at
+    // the deliveries still pending gives it.
+    const older = await emit(ORG_A, { relay: false });
+    const [delivery, legacy] = await Promise.all(
+      [key, older.key].map(async (k) => {
+        const [made] = await store.createDeliveries((await store.event(k))!, live, new Date());
+        await store.markDispatched(k);
+        return made!;
+      }),
     );
+    expect(await WebhookDue.exists({ _id: delivery!.id })).toBeTruthy();
+    await WebhookDue.deleteOne({ _id: legacy!.id });
+    await WebhookOutbox.deleteOne({ _id: LEGACY_SCAN_ID });
+    for (const d of [delivery!, legacy!])
+      expect(await t.app.queues.queue('webhooks').getJobState(deliveryJobId(d.id))).toBe('unknown');
+    await until(
+      async () => r.ids().has(eventId) && r.ids().has(older.eventId),
+      'the deliveries whose jobs were lost',
+    );
+    for (const d of [delivery!, legacy!]) {
+      await until(
+        async () => (await store.delivery(d.id))?.status === 'delivered',
+        'the delivery recorded delivered',
+      );
+      expect(await WebhookDue.exists({ _id: d.id })).toBeNull();
+    }
     expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);
+    expect(r.received.filter((x) => x.id === older.eventId)).toHaveLength(1);
     await hooks.remove(ORG_A, endpoint.id);
   });
 
