@@ -297,7 +297,7 @@ export class WebhookStore {
    * Deliveries still pending at least `olderThanMs` after they were due: normally a job is on them (queued
    * behind others, delayed for a busy endpoint, running), but a Redis failover may have lost it. The sweep
    * looks at each one's job. Found among the due entries past that time (each delivery read by `_id`); an
-   * entry whose delivery is settled (or gone) is deleted on the way.
+   * entry whose delivery is settled (or gone) is deleted on the way, one behind its delivery moved.
    */
   async overdueDeliveries(olderThanMs: number, limit: number, now: Date) {
     const cutoff = new Date(now.getTime() - olderThanMs);
@@ -318,9 +318,12 @@ export class WebhookStore {
           await this.settled(_id);
           return null;
         }
-        return delivery.nextAttemptAt && delivery.nextAttemptAt < cutoff
-          ? { _id, replays: delivery.replays ?? 0 }
-          : null;
+        if (!delivery.nextAttemptAt) return null;
+        if (delivery.nextAttemptAt < cutoff) return { _id, replays: delivery.replays ?? 0 };
+        // Due later than its entry said (a crash between the entry's move and the delivery's update): the
+        // entry is moved, so it is not read again before then.
+        await this.due(_id, delivery.nextAttemptAt);
+        return null;
       }),
     );
     return found.filter((d): d is { _id: string; replays: number } => d !== null);

@@ -481,6 +481,22 @@ describe('who receives what', () => {
     }
     expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);
     expect(r.received.filter((x) => x.id === older.eventId)).toHaveLength(1);
+
+    // An entry behind its delivery (a crash between the two writes of a retry): moved to the delivery's next
+    // attempt by the sweep, not read again at every round until then.
+    const behind = await emit(ORG_A, { relay: false });
+    const nextAttemptAt = new Date(Date.now() + 60 * 60_000);
+    const [later] = await store.createDeliveries((await store.event(behind.key))!, live, new Date(), [
+      { status: 'pending', attempts: 1, lastHttpStatus: 503, nextAttemptAt },
+    ]);
+    await store.markDispatched(behind.key);
+    await WebhookDue.updateOne({ _id: later!.id }, { $set: { dueAt: new Date(Date.now() - 60_000) } });
+    await until(
+      async () => (await WebhookDue.findById(later!.id).lean())?.dueAt.getTime() === nextAttemptAt.getTime(),
+      'the entry moved to the next attempt',
+    );
+    await t.app.db.models.WebhookDelivery.deleteOne({ _id: later!.id });
+    await WebhookDue.deleteOne({ _id: later!.id });
     await hooks.remove(ORG_A, endpoint.id);
   });
 
