@@ -1,4 +1,4 @@
-import { Schema, type InferSchemaType } from 'mongoose';
+import { Schema } from 'mongoose';
 
 /**
  * The outbox's index: one entry per import event written undispatched (someone may be owed its webhook), `_id`
@@ -8,8 +8,8 @@ import { Schema, type InferSchemaType } from 'mongoose';
  * events, 10,000 accounts, cost it 6 s of CPU per sweep). Same on MongoDB, where it replaces an index.
  *
  * The entry with `_id` `LEGACY_SCAN_ID` says that events written undispatched, and deliveries written pending,
- * before these entries existed have been given one (see `WebhookStore.indexLegacy`); its `occurredAt` is the last date there is, so
- * the sweep never takes it for an event.
+ * before these entries existed have been given one (see `WebhookStore.indexLegacy`); its `occurredAt` is the
+ * last date there is, so the sweep never takes it for an event.
  */
 export const webhookOutboxSchema = new Schema(
   {
@@ -19,7 +19,6 @@ export const webhookOutboxSchema = new Schema(
   { collection: 'webhook_outbox', versionKey: false },
 );
 webhookOutboxSchema.index({ occurredAt: 1 });
-export type WebhookOutboxEntry = InferSchemaType<typeof webhookOutboxSchema>;
 
 /**
  * The same for deliveries: one entry per delivery pending (its next attempt due at `dueAt`), written before the
