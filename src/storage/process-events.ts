@@ -17,6 +17,7 @@ import { postImportEventId, processEventId } from '../models/import-event.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { entryOf, type PendingChange, type ProgressCounters } from './progress-counters.js';
 import { retryTransient } from './transient.js';
+import { webhookStore } from './webhooks.js';
 import {
   newEventId,
   recordedOf,
@@ -158,7 +159,7 @@ export class ProcessEventLog {
       const doc = this.processEventDocument(process, seq, event, now, subscribed);
       const [pending] = await Promise.all([
         this.intend(process, { kind: 'event', ext: process.externalAccountNumber, seq, writer: doc.writer }),
-        this.index(doc),
+        this.outbox().expectDispatch(doc),
       ]);
       const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
       const after = () => foldEvent(state, seq, toEvent(seq, doc));
@@ -262,7 +263,7 @@ export class ProcessEventLog {
       counted
         ? this.intend(process, { kind: 'post', id: doc._id, resource: input.resource, count: input.count })
         : null,
-      this.index(doc),
+      this.outbox().expectDispatch(doc),
     ]);
     const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
     if (pending) {
@@ -279,21 +280,14 @@ export class ProcessEventLog {
   }
 
   /**
-   * An event written undispatched gets its outbox entry first (`models/webhook-outbox.ts`), so that a writer
-   * dying between the two leaves an entry the sweep deals with, never an event it cannot find. The entry of a
-   * writer that loses the insert to another stays: it is the winner's entry too (same `_id`).
-   */
-  private async index(doc: { _id: string; dispatched: boolean; occurredAt: Date }): Promise<void> {
-    if (doc.dispatched) return;
-    const outbox = modelsFor(this.model.db).WebhookOutbox;
-    await retryTransient(() => batchedInsert(outbox, [{ _id: doc._id, occurredAt: doc.occurredAt }]));
-  }
-
-  /**
    * Notes a change in the counters' pending set before it is written (a crash between the write and its
    * count leaves it there for the repair). Best effort: with Redis unavailable the change is written all the
    * same, and the counts wait for the next change of the process or a rebuild.
    */
+  private outbox() {
+    return webhookStore(modelsFor(this.model.db));
+  }
+
   private async intend(process: ProcessIdentity, change: PendingChange): Promise<string | null> {
     const progress = this.progress();
     if (!progress) return null;

@@ -66,18 +66,6 @@ function activeAt(endpoint: EndpointRow, time: Date): boolean {
 /** An organisation's live endpoints as read at `readAt` (the reader's time, taken before the read). */
 type Remembered = { endpoints: EndpointRow[]; readAt: number };
 
-const LEGACY_BATCH = 1_000;
-
-/** Inserts `docs` in batches (those already there are kept); returns how many were inserted. */
-async function insertAll(model: Models['WebhookOutbox'] | Models['WebhookDue'], docs: object[]) {
-  let inserted = 0;
-  for (let at = 0; at < docs.length; at += LEGACY_BATCH) {
-    const outcomes = await retryTransient(() => batchedInsert(model, docs.slice(at, at + LEGACY_BATCH)));
-    inserted += outcomes.filter((o) => o === 'inserted').length;
-  }
-  return inserted;
-}
-
 export class WebhookStore {
   /** What event writers remember of organisations' endpoints, and for how long (see `rememberAudience`). */
   private audience: { known: LRUCache<string, Remembered>; forMs: number } | null = null;
@@ -187,6 +175,18 @@ export class WebhookStore {
   }
 
   /**
+   * An event about to be written undispatched gets its outbox entry first (`models/webhook-outbox.ts`), so a
+   * writer dying between the two leaves an entry the sweep deals with, never an event it cannot find. The entry
+   * of a writer that loses the insert to another stays: it is the winner's entry too (same `_id`). Nothing for
+   * an event written dispatched.
+   */
+  async expectDispatch(event: { _id: string; dispatched: boolean; occurredAt: Date }): Promise<void> {
+    if (event.dispatched) return;
+    const entry = { _id: event._id, occurredAt: event.occurredAt };
+    await retryTransient(() => batchedInsert(this.models.WebhookOutbox, [entry]));
+  }
+
+  /**
    * The event is dispatched: its outbox entry goes (the event itself is not written again: on FerretDB an
    * update rewrites the whole event). Dispatching it again would add nothing, so a crash just before this
    * costs one more dispatch, found by the sweep.
@@ -279,18 +279,14 @@ export class WebhookStore {
           .exec(),
       ),
     ]);
-    const written = await Promise.all([
-      insertAll(
-        outbox,
-        events.map((e) => ({ _id: e._id, occurredAt: e.occurredAt })),
-      ),
-      insertAll(
-        this.models.WebhookDue,
-        deliveries.map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt ?? now })),
-      ),
+    const entries = events.map((e) => ({ _id: e._id, occurredAt: e.occurredAt }));
+    const due = deliveries.map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt ?? now }));
+    const outcomes = await Promise.all([
+      retryTransient(() => batchedInsert(outbox, entries)),
+      retryTransient(() => batchedInsert(this.models.WebhookDue, due)),
     ]);
     await retryTransient(() => batchedInsert(outbox, [{ _id: LEGACY_SCAN_ID, occurredAt: NEVER }]));
-    return written[0] + written[1];
+    return outcomes.flat().filter((o) => o === 'inserted').length;
   }
 
   /**
