@@ -136,7 +136,8 @@ describe('delivery', () => {
     ).toThrow();
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
-    expect(await webhookStore(t.app.db.models).undispatched(key)).toBe(false);
+    // Marked dispatched once its deliveries are written: right after, not before.
+    await until(async () => !(await webhookStore(t.app.db.models).undispatched(key)), 'marked dispatched');
     await hooks.remove(ORG_A, endpoint.id);
   });
 
@@ -212,7 +213,7 @@ describe('delivery', () => {
       next_attempt_at: null,
     });
     // Failed: no attempt due, so nothing for the sweep's look for lost jobs.
-    expect(await t.app.db.models.WebhookDue.exists({ _id: id })).toBeNull();
+    await until(async () => (await t.app.db.models.WebhookDue.exists({ _id: id })) === null, 'no due entry');
     healthy = true;
     // Scoped by organisation: another organisation cannot replay it.
     await expect(hooks.replay(ORG_B, id)).rejects.toThrow(`delivery ${id} does not exist`);
@@ -220,7 +221,7 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'replayed');
     expect(r.received.at(-1)!.id).toBe(eventId);
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 204 });
-    expect(await t.app.db.models.WebhookDue.exists({ _id: id })).toBeNull();
+    await until(async () => (await t.app.db.models.WebhookDue.exists({ _id: id })) === null, 'no due entry');
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(
       /webhook_deliveries_total\{type="data_import.import_process.post_import.completed-v1",outcome="failed"\} [1-9]/,
@@ -477,7 +478,8 @@ describe('who receives what', () => {
         async () => (await store.delivery(d.id))?.status === 'delivered',
         'the delivery recorded delivered',
       );
-      expect(await WebhookDue.exists({ _id: d.id })).toBeNull();
+      // Settled, then its due entry deleted: the entry goes right after the delivery's update.
+      await until(async () => (await WebhookDue.exists({ _id: d.id })) === null, 'the due entry deleted');
     }
     expect(r.received.filter((x) => x.id === eventId)).toHaveLength(1);
     expect(r.received.filter((x) => x.id === older.eventId)).toHaveLength(1);
