@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
+import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, startRedisCluster, waitForPort, type LocalCluster } from '../support/processes.js';
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
@@ -258,8 +259,48 @@ it(
     expect(duplicates).toBe(0);
     expect(imported).toBe(ACCOUNTS);
     expect(processed).toBe(ACCOUNTS);
-    expect(undelivered(), 'events not delivered').toBe(0);
+    expect(undelivered(), `events not delivered: ${await undeliveredReport(receiver)}`).toBe(0);
     expect(lostBytes, 'writes the replica never received').toBeGreaterThan(0);
     expect(completedAfterFailover).toBeGreaterThan(0);
   },
 );
+
+/**
+ * Where the events the receiver never got stand (only computed when some are missing): their outbox entries,
+ * their deliveries by status with their due entries, and the delivery jobs' states.
+ */
+async function undeliveredReport(r: Receiver): Promise<string> {
+  const { ImportEvent, WebhookOutbox, WebhookDelivery, WebhookDue } = t.app.db.models;
+  const events = await ImportEvent.find({ importSupplier: SUPPLIER, type: { $ne: null } })
+    .select({ _id: 1, eventId: 1, dispatched: 1 })
+    .lean();
+  const missing = events.filter((e) => !r.ids().has(e.eventId));
+  if (missing.length === 0) return 'none';
+  const keys = missing.map((e) => e._id);
+  const outbox = await WebhookOutbox.countDocuments({ _id: { $in: keys } });
+  const deliveries = await WebhookDelivery.find({ eventKey: { $in: keys } })
+    .select({ _id: 1, status: 1, attempts: 1, nextAttemptAt: 1, replays: 1 })
+    .lean();
+  const due = await WebhookDue.countDocuments({ _id: { $in: deliveries.map((d) => d._id) } });
+  const byStatus: Record<string, number> = {};
+  for (const d of deliveries)
+    byStatus[`${d.status}/${d.attempts}`] = (byStatus[`${d.status}/${d.attempts}`] ?? 0) + 1;
+  const queue = t.app.queues.queue('webhooks');
+  const states: Record<string, number> = {};
+  for (const d of deliveries.slice(0, 50)) {
+    const state = await queue.getJobState(deliveryJobId(d._id, d.replays ?? 0));
+    states[state] = (states[state] ?? 0) + 1;
+  }
+  const counts = await queue.getJobCounts();
+  return JSON.stringify({
+    missing: missing.length,
+    writtenDispatched: missing.filter((e) => e.dispatched).length,
+    outboxEntries: outbox,
+    deliveries: deliveries.length,
+    byStatusAndAttempts: byStatus,
+    dueEntries: due,
+    jobStatesOfFirst50: states,
+    webhookQueue: counts,
+    received: r.received.length,
+  });
+}
