@@ -16,6 +16,9 @@ export type RedisSettings = {
 
 export const isCluster = (client: RedisClient): client is Cluster => client instanceof Cluster;
 
+/** How often every Cluster client reads the slot map again (one CLUSTER SLOTS per client). */
+export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+
 function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
   if (settings.REDIS_CLUSTER_NODES.length === 0) return new Redis(settings.REDIS_URL, options);
   const { enableOfflineQueue, retryStrategy, ...redisOptions } = options;
@@ -28,6 +31,12 @@ function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 100,
     slotsRefreshTimeout: 2_000,
+    // Reads the slot map again every so often (ioredis's documented default of 5 s is not applied: unset, it
+    // never does). After a failover, a client whose last read came before the replica's promotion would
+    // otherwise go on sending that slot's commands to the dead master for good: a worker connection (no
+    // retry limit) holds them forever in that node's queue, and nothing else makes it read the map again.
+    // A read that drops the dead node fails what it held, and ioredis sends it again to the new master.
+    slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
   };
   return new Cluster([...settings.REDIS_CLUSTER_NODES], clusterOptions);
 }

@@ -8,6 +8,7 @@ import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, startRedisCluster, waitForPort, type LocalCluster } from '../support/processes.js';
+import { clusterNodes, masterOf, serves } from '../support/cluster-nodes.js';
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { runClient, type ClientRun } from '../client/support.js';
@@ -81,35 +82,6 @@ afterAll(async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
 });
-
-type Node = { id: string; port: number; flags: string[]; master: string; slots: string[] };
-
-/** CLUSTER NODES as one of the surviving nodes sees it. */
-async function clusterNodes(askPort: number): Promise<Node[]> {
-  const probe = new Redis(askPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await probe.connect();
-    return String(await probe.cluster('NODES'))
-      .trim()
-      .split('\n')
-      .map((line) => line.split(' '))
-      .map((f) => ({
-        id: f[0]!,
-        port: Number(f[1]!.split(':')[1]!.split('@')[0]),
-        flags: f[2]!.split(','),
-        master: f[3]!,
-        slots: f.slice(8),
-      }));
-  } finally {
-    probe.disconnect();
-  }
-}
-
-const serves = (node: Node, slot: number) =>
-  node.slots.some((range) => {
-    const [from, to] = range.split('-').map(Number);
-    return slot >= from! && slot <= (to ?? from)!;
-  });
 
 /** The master's replication offset: bytes of writes it has accepted. */
 async function replicationOffset(node: Redis): Promise<number> {
@@ -197,10 +169,7 @@ it(
     // The replica is promoted by the cluster itself (no operator action): it serves the slot.
     const promoted = await until(
       async () => {
-        const nodes = await clusterNodes(replica.port).catch(() => []);
-        const owner = nodes.find(
-          (n) => n.flags.includes('master') && !n.flags.includes('fail') && serves(n, slot),
-        );
+        const owner = await masterOf(replica.port, slot);
         return owner && owner.id !== victim.id ? owner : null;
       },
       'the replica to take over the creation slot',
@@ -259,7 +228,14 @@ it(
     expect(duplicates).toBe(0);
     expect(imported).toBe(ACCOUNTS);
     expect(processed).toBe(ACCOUNTS);
-    expect(undelivered(), `events not delivered: ${await undeliveredReport(receiver)}`).toBe(0);
+    const hooksProbe = new Redis(promoted.port, '127.0.0.1');
+    const hooksSlot = Number(
+      await hooksProbe.cluster('KEYSLOT', redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks')),
+    );
+    hooksProbe.disconnect();
+    const hooksMaster = await masterOf(promoted.port, hooksSlot);
+    const where = `:${hooksMaster?.port} (slot ${hooksSlot}; victim :${victim.port}, promoted :${promoted.port})`;
+    expect(undelivered(), `events not delivered: ${await undeliveredReport(receiver, where)}`).toBe(0);
     expect(lostBytes, 'writes the replica never received').toBeGreaterThan(0);
     expect(completedAfterFailover).toBeGreaterThan(0);
   },
@@ -269,7 +245,7 @@ it(
  * Where the events the receiver never got stand (only computed when some are missing): their outbox entries,
  * their deliveries by status with their due entries, and the delivery jobs' states.
  */
-async function undeliveredReport(r: Receiver): Promise<string> {
+async function undeliveredReport(r: Receiver, webhookMaster: string): Promise<string> {
   const { ImportEvent, WebhookOutbox, WebhookDelivery, WebhookDue } = t.app.db.models;
   const events = await ImportEvent.find({ importSupplier: SUPPLIER, type: { $ne: null } })
     .select({ _id: 1, eventId: 1, dispatched: 1 })
@@ -292,6 +268,10 @@ async function undeliveredReport(r: Receiver): Promise<string> {
     states[state] = (states[state] ?? 0) + 1;
   }
   const counts = await queue.getJobCounts();
+  const waitingJobs = (await queue.getJobs(['waiting', 'active', 'delayed'], 0, 5)).map(
+    (j) => `${j.name}:${j.id}:${Math.round((Date.now() - j.timestamp) / 1000)}s`,
+  );
+  const workers = await queue.getWorkersCount().catch((e: Error) => e.message);
   return JSON.stringify({
     missing: missing.length,
     writtenDispatched: missing.filter((e) => e.dispatched).length,
@@ -301,6 +281,9 @@ async function undeliveredReport(r: Receiver): Promise<string> {
     dueEntries: due,
     jobStatesOfFirst50: states,
     webhookQueue: counts,
+    waitingJobs,
+    webhookWorkers: workers,
+    webhookSlotMaster: webhookMaster,
     received: r.received.length,
   });
 }

@@ -1,0 +1,40 @@
+import { Redis } from 'ioredis';
+
+/** A node of a Redis Cluster as CLUSTER NODES tells it. */
+export type ClusterNode = { id: string; port: number; flags: string[]; master: string; slots: string[] };
+
+/** CLUSTER NODES as the node on `askPort` sees it. */
+export async function clusterNodes(askPort: number): Promise<ClusterNode[]> {
+  const probe = new Redis(askPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await probe.connect();
+    return String(await probe.cluster('NODES'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .map((f) => ({
+        id: f[0]!,
+        port: Number(f[1]!.split(':')[1]!.split('@')[0]),
+        flags: f[2]!.split(','),
+        master: f[3]!,
+        slots: f.slice(8),
+      }));
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** Whether the node serves the hash slot. */
+export const serves = (node: ClusterNode, slot: number) =>
+  node.slots.some((range) => {
+    const [from, to] = range.split('-').map(Number);
+    return slot >= from! && slot <= (to ?? from)!;
+  });
+
+/** The healthy master serving the slot, as the node on `askPort` sees it (null: none yet). */
+export async function masterOf(askPort: number, slot: number): Promise<ClusterNode | null> {
+  const nodes = await clusterNodes(askPort).catch(() => []);
+  return (
+    nodes.find((n) => n.flags.includes('master') && !n.flags.includes('fail') && serves(n, slot)) ?? null
+  );
+}
