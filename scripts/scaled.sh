@@ -164,7 +164,8 @@ start_ferretdb() {
   local pod="$1" port
   port="$(ferret_port "$pod")"
   mkdir -p "$DIR/ferretdb/$pod"
-  nohup .tools/bin/ferretdb --handler=postgresql --postgresql-url="$PG_URL" \
+  # GOGC as scripts/up.sh runs FerretDB (FERRETDB_GOGC overrides it).
+  GOGC="${FERRETDB_GOGC:-400}" nohup .tools/bin/ferretdb --handler=postgresql --postgresql-url="$PG_URL" \
     --state-dir="$DIR/ferretdb/$pod" --listen-addr="127.0.0.1:$port" --debug-addr=- \
     --telemetry=disable --log-level=WARN >>"$DIR/logs/ferretdb-$pod.log" 2>&1 </dev/null &
   echo $! >"$DIR/pids/ferretdb-$pod.pid"
