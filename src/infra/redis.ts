@@ -35,7 +35,8 @@ function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
     // never does). After a failover, a client whose last read came before the replica's promotion would
     // otherwise go on sending that slot's commands to the dead master for good: a worker connection (no
     // retry limit) holds them forever in that node's queue, and nothing else makes it read the map again.
-    // A read that drops the dead node fails what it held, and ioredis sends it again to the new master.
+    // A read that drops the dead node fails what it held back to the cluster client, which sends it again (to
+    // the new master once the map names it) or, after its tries, fails it to the caller: either way it is heard.
     slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
   };
   return new Cluster([...settings.REDIS_CLUSTER_NODES], clusterOptions);

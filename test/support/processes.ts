@@ -94,19 +94,19 @@ export function ferretdbBinary(): string | null {
 }
 
 /**
- * A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port.
- * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
- * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
- * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
- * directory and port brings back "the same" server.
- */
-/**
  * FerretDB's garbage collector setting, as `scripts/up.sh` and `scripts/scaled.sh` run it (`FERRETDB_GOGC`
  * overrides it): at 400 it collects a quarter as often as Go's default of 100, which took about 15% off its CPU
  * per account in the creation benchmark for about 25 MB more memory (README, Benchmarks).
  */
 const FERRETDB_GOGC = process.env.FERRETDB_GOGC ?? '400';
 
+/**
+ * A FerretDB instance on the SQLite backend in a temporary directory: its own port, state and no debug port.
+ * WAL with synchronous=NORMAL (as `scripts/up.sh` runs it): no fsync per commit, the durability window of
+ * MongoDB's default journaling (an OS crash may drop the last commits; a process crash drops nothing).
+ * Given a `dir` (and `port`), the data is the caller's: stopping keeps it, and starting again on the same
+ * directory and port brings back "the same" server.
+ */
 export async function startFerretDb(
   options: {
     port?: number;
