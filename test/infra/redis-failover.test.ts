@@ -242,8 +242,9 @@ it(
 );
 
 /**
- * Where the events the receiver never got stand (only computed when some are missing): their outbox entries,
- * their deliveries by status with their due entries, and the delivery jobs' states.
+ * Where the events the receiver never got stand ('none' when it got them all): their outbox entries, their
+ * deliveries by status with their due entries, the delivery jobs' states, and the webhook queue's jobs, workers
+ * and master (a failure once showed a sweep job waiting for minutes with no worker taking it).
  */
 async function undeliveredReport(r: Receiver, webhookMaster: string): Promise<string> {
   const { ImportEvent, WebhookOutbox, WebhookDelivery, WebhookDue } = t.app.db.models;
