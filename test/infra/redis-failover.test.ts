@@ -244,7 +244,7 @@ it(
 /**
  * Where the events the receiver never got stand ('none' when it got them all): their outbox entries, their
  * deliveries by status with their due entries, the delivery jobs' states, and the webhook queue's jobs, workers
- * and master (a failure once showed a sweep job waiting for minutes with no worker taking it).
+ * and master (a failure once showed one job waiting for minutes with no worker taking it).
  */
 async function undeliveredReport(r: Receiver, webhookMaster: string): Promise<string> {
   const { ImportEvent, WebhookOutbox, WebhookDelivery, WebhookDue } = t.app.db.models;
