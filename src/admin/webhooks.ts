@@ -128,13 +128,14 @@ export class WebhookOperations {
         `delivery ${id} is still pending (next attempt at ${delivery.nextAttemptAt?.toISOString()})`,
       );
     const replays = (delivery.replays ?? 0) + 1;
-    const at = new Date();
-    // Pending again: its due entry first, as for any delivery written pending (the sweep's look for lost jobs).
-    await webhookStore(this.models).due(id, at);
-    await this.models.WebhookDelivery.updateOne(
-      { _id: id },
-      { $set: { status: 'pending', attempts: 0, nextAttemptAt: at, replays } },
-    );
+    // Pending again: written as any attempt's outcome is, which moves its due entry first (the sweep's look
+    // for lost jobs).
+    await webhookStore(this.models).recordAttempt(id, {
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: new Date(),
+      replays,
+    });
     // A one-off connection that waits for Redis to be reachable (the CLI runs once, then exits).
     const connection = oneOffConnection(this.config);
     const queue = new Queue('webhooks', {

@@ -17,7 +17,7 @@ export type RedisSettings = {
 export const isCluster = (client: RedisClient): client is Cluster => client instanceof Cluster;
 
 /** How often every Cluster client reads the slot map again (one CLUSTER SLOTS per client). */
-export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+const CLUSTER_SLOTS_REFRESH_MS = 2_000;
 
 function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
   if (settings.REDIS_CLUSTER_NODES.length === 0) return new Redis(settings.REDIS_URL, options);

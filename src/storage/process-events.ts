@@ -279,15 +279,16 @@ export class ProcessEventLog {
     return there ?? doc;
   }
 
+  /** The webhook store of this log's database (outbox entries for events written undispatched). */
+  private outbox() {
+    return webhookStore(modelsFor(this.model.db));
+  }
+
   /**
    * Notes a change in the counters' pending set before it is written (a crash between the write and its
    * count leaves it there for the repair). Best effort: with Redis unavailable the change is written all the
    * same, and the counts wait for the next change of the process or a rebuild.
    */
-  private outbox() {
-    return webhookStore(modelsFor(this.model.db));
-  }
-
   private async intend(process: ProcessIdentity, change: PendingChange): Promise<string | null> {
     const progress = this.progress();
     if (!progress) return null;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { producerConnection, workerConnection, type RedisClient } from '../../src/infra/redis.js';
 import { startRedisCluster, type LocalCluster } from '../support/processes.js';
-import { clusterNodes, masterOf, serves } from '../support/cluster-nodes.js';
+import { awaitNewMaster, clusterNodes, serves } from '../support/cluster-nodes.js';
 import { until } from '../creation/support.js';
 
 // What a service connection does with a slot whose master died, once its replica has taken over: the commands
@@ -47,11 +47,10 @@ it(
     // Sent while the slot's master is dead: the worker connection keeps it until it can send it somewhere.
     const held = worker.set(key, 'after');
     held.catch(() => undefined);
-    const promoted = await until(
-      async () => {
-        const owner = await masterOf(replica.port, slot);
-        return owner && owner.id !== victim.id ? owner : null;
-      },
+    const promoted = await awaitNewMaster(
+      replica.port,
+      slot,
+      victim.id,
       'the replica to take over the slot',
       60_000,
     );

@@ -8,7 +8,7 @@ import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, startRedisCluster, waitForPort, type LocalCluster } from '../support/processes.js';
-import { clusterNodes, masterOf, serves } from '../support/cluster-nodes.js';
+import { awaitNewMaster, clusterNodes, masterOf, serves } from '../support/cluster-nodes.js';
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { runClient, type ClientRun } from '../client/support.js';
@@ -167,11 +167,10 @@ it(
     await cluster.killNode(victim.port);
     await cluster.resumeNode(replica.port);
     // The replica is promoted by the cluster itself (no operator action): it serves the slot.
-    const promoted = await until(
-      async () => {
-        const owner = await masterOf(replica.port, slot);
-        return owner && owner.id !== victim.id ? owner : null;
-      },
+    const promoted = await awaitNewMaster(
+      replica.port,
+      slot,
+      victim.id,
       'the replica to take over the creation slot',
       120_000,
     );

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { until } from '../creation/support.js';
 
 /** A node of a Redis Cluster as CLUSTER NODES tells it. */
 export type ClusterNode = { id: string; port: number; flags: string[]; master: string; slots: string[] };
@@ -36,5 +37,23 @@ export async function masterOf(askPort: number, slot: number): Promise<ClusterNo
   const nodes = await clusterNodes(askPort).catch(() => []);
   return (
     nodes.find((n) => n.flags.includes('master') && !n.flags.includes('fail') && serves(n, slot)) ?? null
+  );
+}
+
+/** Waits until a master other than `formerId` serves the slot, as the node on `askPort` sees it (a failover). */
+export function awaitNewMaster(
+  askPort: number,
+  slot: number,
+  formerId: string,
+  what: string,
+  timeoutMs: number,
+) {
+  return until(
+    async () => {
+      const owner = await masterOf(askPort, slot);
+      return owner && owner.id !== formerId ? owner : null;
+    },
+    what,
+    timeoutMs,
   );
 }
