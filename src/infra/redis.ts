@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 
 /**
@@ -18,6 +18,56 @@ export const isCluster = (client: RedisClient): client is Cluster => client inst
 
 /** How often every Cluster client reads the slot map again (one CLUSTER SLOTS per client). */
 const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+
+/**
+ * ioredis's Cluster with a `connect()` that always settles. ioredis leaves the promise of `connect()` pending for
+ * good when the cluster's ready check fails (CLUSTER INFO says `cluster_state:fail`, as it does while a failover
+ * is under way): the client reconnects by itself and becomes ready, but that first promise is never settled.
+ * BullMQ awaits it when it reconnects a worker's blocking connection, and that worker then takes no job again
+ * (seen in the failover test: a queue's workers idle for minutes beside a waiting job). Here the promise also
+ * settles when the client becomes ready, and fails when it ends. Duplicates (BullMQ's blocking connections are
+ * duplicates of the worker's) are of this class too.
+ */
+class SettlingCluster extends Cluster {
+  private readonly seeds: ClusterNode[];
+
+  constructor(startupNodes: ClusterNode[], options: ClusterOptions) {
+    super(startupNodes, options);
+    this.seeds = startupNodes;
+  }
+
+  override connect(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // Status events are emitted a tick after the change: one still on its way from before this call is
+      // told apart by the status it no longer matches.
+      const onReady = () => {
+        if (this.status === 'ready') settle(resolve);
+      };
+      const onEnd = () => {
+        if (this.status === 'end') settle(() => reject(new Error('Connection is closed.')));
+      };
+      const settle = (then: () => void) => {
+        this.off('ready', onReady);
+        this.off('end', onEnd);
+        then();
+      };
+      this.on('ready', onReady);
+      this.on('end', onEnd);
+      super.connect().then(
+        () => settle(resolve),
+        (err: unknown) => settle(() => reject(err as Error)),
+      );
+    });
+  }
+
+  override duplicate(
+    overrideStartupNodes: ClusterNode[] = [],
+    overrideOptions: ClusterOptions = {},
+  ): Cluster {
+    const seeds = overrideStartupNodes.length > 0 ? overrideStartupNodes : this.seeds;
+    return new SettlingCluster(seeds, { ...this.options, ...overrideOptions });
+  }
+}
 
 function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
   if (settings.REDIS_CLUSTER_NODES.length === 0) return new Redis(settings.REDIS_URL, options);
@@ -39,7 +89,7 @@ function connect(settings: RedisSettings, options: RedisOptions): RedisClient {
     // the new master once the map names it) or, after its tries, fails it to the caller: either way it is heard.
     slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
   };
-  return new Cluster([...settings.REDIS_CLUSTER_NODES], clusterOptions);
+  return new SettlingCluster([...settings.REDIS_CLUSTER_NODES], clusterOptions);
 }
 
 /**
