@@ -9,8 +9,9 @@ import { startTestWorkers, until, type TestWorkers } from '../creation/support.j
 
 // The service's own workers, idle, across a SIGKILL of the Redis Cluster master that holds the webhook queue:
 // once the replica has taken over, they take that queue's jobs again without anyone restarting them. (The
-// failover test kills the creation queue's master under load; a failure of it once showed the webhook queue's
-// workers taking no job for minutes after the failover, while the relay's direct deliveries went on.)
+// failover test kills the creation queue's master under load; it once failed with the webhook queue's workers
+// taking no job for minutes after the failover, stuck in a reconnect of their blocking connection that never
+// ended: that cause is reproduced on its own by cluster-connect.test.ts.)
 let cluster: LocalCluster;
 let t: TestApp;
 let workers: TestWorkers;
