@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { producerConnection, workerConnection, type RedisClient } from '../../src/infra/redis.js';
 import { startRedisCluster, type LocalCluster } from '../support/processes.js';
-import { awaitNewMaster, clusterNodes, serves } from '../support/cluster-nodes.js';
+import { awaitNewMaster, holdersOf } from '../support/cluster-nodes.js';
 import { until } from '../creation/support.js';
 
 // What a service connection does with a slot whose master died, once its replica has taken over: the commands
@@ -35,10 +35,7 @@ it(
     const producer = producerConnection(settings);
     clients.push(worker, producer);
     const key = 'slot-refresh-probe';
-    const slot = Number(await worker.cluster('KEYSLOT', key));
-    const before = await clusterNodes(cluster.ports[0]!);
-    const victim = before.find((n) => n.flags.includes('master') && serves(n, slot))!;
-    const replica = before.find((n) => n.master === victim.id)!;
+    const { slot, master: victim, replica } = await holdersOf(cluster.ports[0]!, key);
     // Both have read the slot map and sent to the victim.
     await worker.set(key, 'before');
     expect(await producer.get(key)).toBe('before');

@@ -8,7 +8,7 @@ import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, startRedisCluster, waitForPort, type LocalCluster } from '../support/processes.js';
-import { awaitNewMaster, clusterNodes, masterOf, serves } from '../support/cluster-nodes.js';
+import { awaitNewMaster, holdersOf, keySlot, masterOf } from '../support/cluster-nodes.js';
 import { childEnv, startProcess, type Child } from '../creation/processes.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { runClient, type ClientRun } from '../client/support.js';
@@ -102,12 +102,7 @@ it(
     const { models } = t.app.db;
     // The creation queue's hash tag, its slot, and the master serving it.
     const tag = redisKeys(t.config.QUEUE_PREFIX).queuePrefix('account-creation');
-    const probe = new Redis(cluster.ports[0]!, '127.0.0.1');
-    const slot = Number(await probe.cluster('KEYSLOT', tag));
-    probe.disconnect();
-    const before = await clusterNodes(cluster.ports[0]!);
-    const victim = before.find((n) => n.flags.includes('master') && serves(n, slot))!;
-    const replica = before.find((n) => n.master === victim.id)!;
+    const { slot, master: victim, replica } = await holdersOf(cluster.ports[0]!, tag);
     expect(victim, 'the master of the creation slot').toBeDefined();
     expect(replica, "the victim's replica").toBeDefined();
 
@@ -227,11 +222,7 @@ it(
     expect(duplicates).toBe(0);
     expect(imported).toBe(ACCOUNTS);
     expect(processed).toBe(ACCOUNTS);
-    const hooksProbe = new Redis(promoted.port, '127.0.0.1');
-    const hooksSlot = Number(
-      await hooksProbe.cluster('KEYSLOT', redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks')),
-    );
-    hooksProbe.disconnect();
+    const hooksSlot = await keySlot(promoted.port, redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks'));
     const hooksMaster = await masterOf(promoted.port, hooksSlot);
     const where = `:${hooksMaster?.port} (slot ${hooksSlot}; victim :${victim.port}, promoted :${promoted.port})`;
     expect(undelivered(), `events not delivered: ${await undeliveredReport(receiver, where)}`).toBe(0);

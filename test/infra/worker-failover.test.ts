@@ -1,45 +1,27 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 import { jobCatalog } from '../../src/jobs/catalog.js';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { startRedisCluster, type LocalCluster } from '../support/processes.js';
-import { awaitNewMaster, clusterNodes, serves } from '../support/cluster-nodes.js';
-import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
+import { startClusterService, type ClusterService } from '../support/cluster-service.js';
+import { awaitNewMaster, holdersOf } from '../support/cluster-nodes.js';
+import { until } from '../creation/support.js';
 
 // The service's own workers, idle, across a SIGKILL of the Redis Cluster master that holds the webhook queue:
 // once the replica has taken over, they take that queue's jobs again without anyone restarting them. (The
 // failover test kills the creation queue's master under load; it once failed with the webhook queue's workers
 // taking no job for minutes after the failover, stuck in a reconnect of their blocking connection that never
 // ended: that cause is reproduced on its own by cluster-connect.test.ts.)
-let cluster: LocalCluster;
-let t: TestApp;
-let workers: TestWorkers;
+let service: ClusterService;
 
 beforeAll(async () => {
-  cluster = await startRedisCluster();
-  t = await startTestApp({
-    env: {
-      TEST_LABEL: 'worker-failover',
-      REDIS_CLUSTER_NODES: cluster.seeds,
-      LOG_LEVEL: process.env.CLUSTER_LOGS ?? 'silent',
-    },
-  });
-  workers = await startTestWorkers(t.config);
+  service = await startClusterService('worker-failover');
 });
-afterAll(async () => {
-  try {
-    await workers?.stop();
-    await t?.close();
-  } finally {
-    await cluster?.stop();
-  }
-});
+afterAll(async () => service?.stop());
 
 it(
   "idle workers take the webhook queue's jobs again after its master is SIGKILLed",
   { timeout: 300_000 },
   async () => {
+    const { cluster, t } = service;
     const queue = t.app.queues.queue('webhooks');
     const spec = jobCatalog['sweep-outbox'];
     // A sweep: harmless (it finds nothing to do), and run by whichever worker takes it.
@@ -50,14 +32,11 @@ it(
     await add('probe-before');
     await completed('probe-before');
 
-    const probe = new Redis(cluster.ports[0]!, '127.0.0.1');
-    const slot = Number(
-      await probe.cluster('KEYSLOT', redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks')),
-    );
-    probe.disconnect();
-    const nodes = await clusterNodes(cluster.ports[0]!);
-    const victim = nodes.find((n) => n.flags.includes('master') && serves(n, slot))!;
-    const replica = nodes.find((n) => n.master === victim.id)!;
+    const {
+      slot,
+      master: victim,
+      replica,
+    } = await holdersOf(cluster.ports[0]!, redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks'));
     expect(replica, "the webhook queue master's replica").toBeDefined();
 
     await cluster.killNode(victim.port);

@@ -57,3 +57,28 @@ export function awaitNewMaster(
     timeoutMs,
   );
 }
+
+/** The hash slot of a key (or a `{tag}`), as the node on `askPort` computes it. */
+export async function keySlot(askPort: number, key: string): Promise<number> {
+  const probe = new Redis(askPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await probe.connect();
+    return Number(await probe.cluster('KEYSLOT', key));
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** The key's slot, the master serving it and that master's replica, as the node on `askPort` sees them. */
+export async function holdersOf(
+  askPort: number,
+  key: string,
+): Promise<{ slot: number; master: ClusterNode; replica: ClusterNode }> {
+  const slot = await keySlot(askPort, key);
+  const nodes = await clusterNodes(askPort);
+  const master = nodes.find((n) => n.flags.includes('master') && serves(n, slot));
+  if (!master) throw new Error(`no master serves slot ${slot}`);
+  const replica = nodes.find((n) => n.master === master.id);
+  if (!replica) throw new Error(`the master of slot ${slot} (:${master.port}) has no replica`);
+  return { slot, master, replica };
+}
