@@ -262,6 +262,9 @@ describe('scheduled creation', () => {
     await v2.schedule(withTeam('D-1'), { is_dry_run: true });
     const done = await settled('D-1', 'DRY_RUN_SUCCEEDED');
     expect(done.kraken_identifier).toBeNull();
+    // The outcome is recorded before the task's job ends: v1 says IN_PROGRESS until then (the job is still
+    // running), then UNKNOWN (nothing created).
+    await until(async () => (await v1.status('D-1')).json().status !== 'IN_PROGRESS', 'the task job to end');
     expect((await v1.status('D-1')).json().status).toBe('UNKNOWN');
     expect(await t.app.db.models.Account.exists({ externalAccountNumber: 'D-1' })).toBeNull();
     expect((await v1.create('D-1')).statusCode).toBe(201);
