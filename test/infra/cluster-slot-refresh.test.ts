@@ -36,7 +36,8 @@ it(
     clients.push(worker, producer);
     const key = 'slot-refresh-probe';
     const { slot, master: victim, replica } = await holdersOf(cluster.ports[0]!, key);
-    // Both have read the slot map and sent to the victim.
+    // Both have read the slot map and sent to the victim (a producer connection refuses commands until ready).
+    await until(async () => producer.status === 'ready', 'the producer connection to be ready', 30_000);
     await worker.set(key, 'before');
     expect(await producer.get(key)).toBe('before');
 
