@@ -282,11 +282,17 @@ async function createFromProcess(
   // Last: from here on the account counts as imported. Unconditional (a filter on `_id` alone): the account,
   // and so its number and creation time, is the one account of this process, so every retry writes the same.
   // The job id lets a retry of this same job answer success again (see the top), any other "already imported".
-  await markImported(models, process._id, {
-    krakenAccountNumber: account.number,
-    accountCreatedAt: account.createdAt ?? deps.clock(),
-    creationJobId: input.jobId,
-  });
+  const now = deps.clock();
+  await markImported(
+    models,
+    process._id,
+    {
+      krakenAccountNumber: account.number,
+      accountCreatedAt: account.createdAt ?? now,
+      creationJobId: input.jobId,
+    },
+    now,
+  );
   return created;
 }
 

@@ -7,6 +7,7 @@ import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
 import { isDuplicateKey } from '../infra/mongo.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { batchedSet } from './group-commit.js';
 
 export type StagedPayloadInput = {
   organisationId: Types.ObjectId;
@@ -250,13 +251,17 @@ export function listProcesses(
   return query.lean().cursor({ batchSize: Math.min(page.limit ?? 1000, 1000) });
 }
 
-/** Marks the process imported (the last step of a creation): unconditional, every retry writes the same. */
+/**
+ * Marks the process imported (the last step of a creation): unconditional, every retry writes the same. Sent
+ * with other creations' marks in one command (`batchedSet`).
+ */
 export async function markImported(
   models: Models,
   key: string,
   mark: { krakenAccountNumber: string; accountCreatedAt: Date; creationJobId: string },
+  now: Date,
 ): Promise<void> {
-  await retryTransient(() => models.AccountImportProcess.updateOne({ _id: key }, { $set: mark }));
+  await retryTransient(() => batchedSet(models.AccountImportProcess, key, { ...mark, updatedAt: now }));
 }
 
 /** The create job a request stopped waiting for, so the status endpoint finds it once its slot lapses. */

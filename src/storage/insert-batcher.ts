@@ -1,16 +1,15 @@
 import type { Model } from 'mongoose';
-import { isDatabaseUnavailable, isDuplicateKey } from '../infra/mongo.js';
+import { isDuplicateKey } from '../infra/mongo.js';
+import { GroupCommit, queueFor, type Pending, type WriteError } from './group-commit.js';
 
 /**
- * Group commit for inserts. Concurrent callers (the 50 creations a worker runs at once, the stages an API
- * pod answers at once) insert into the same few collections; each insert command costs the database a
- * transaction of its own, which on FerretDB's SQLite backend costs ten times the document it carries. So
- * inserts into one collection are queued and sent as one unordered `insertMany` per round: the first
- * caller's documents go at once (no added latency when idle), and whatever arrives while a command is in
- * flight goes in the next one. Each caller learns, per document, whether it was inserted or already there
- * (duplicate key); any other failure rejects exactly the callers whose documents it concerns (a command
- * refused as a whole is split into one per caller), so retries and idempotency stay each caller's own, as
- * with a plain insert.
+ * Group commit for inserts (see `group-commit.ts`). Concurrent callers (the 50 creations a worker runs at
+ * once, the stages an API pod answers at once) insert into the same few collections; each insert command
+ * costs the database a transaction of its own, which on FerretDB's SQLite backend costs ten times the
+ * document it carries. So inserts into one collection are sent as one unordered `insertMany` per round. Each
+ * caller learns, per document, whether it was inserted or already there (duplicate key); any other failure
+ * rejects exactly the callers whose documents it concerns (a command refused as a whole is split into one per
+ * caller), so retries and idempotency stay each caller's own, as with a plain insert.
  *
  * Documents go to the driver as they are (no mongoose casting, defaults or validation): build them complete
  * with `completeDocument`.
@@ -18,76 +17,27 @@ import { isDatabaseUnavailable, isDuplicateKey } from '../infra/mongo.js';
 
 export type InsertOutcome = 'inserted' | 'duplicate';
 
-type Pending = {
-  docs: object[];
-  resolve: (outcomes: InsertOutcome[]) => void;
-  reject: (err: unknown) => void;
-};
-
-type WriteError = { index: number; code?: number; err?: { code?: number } };
-
 // A model's collection: mongoose's wrapper around the driver's (it waits for the connection).
 type RawCollection = {
   insertMany(docs: object[], options: { ordered: false }): Promise<unknown>;
 };
 
-const MAX_DOCS_PER_COMMAND = 1_000;
-
-class CollectionQueue {
-  private queue: Pending[] = [];
-  private inFlight = false;
-
-  constructor(private readonly collection: RawCollection) {}
-
-  insert(docs: object[]): Promise<InsertOutcome[]> {
-    if (docs.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ docs, resolve, reject });
-      if (!this.inFlight) void this.flush();
-    });
+class InsertQueue extends GroupCommit<object, InsertOutcome[]> {
+  constructor(private readonly collection: RawCollection) {
+    super();
   }
 
-  private async flush(): Promise<void> {
-    this.inFlight = true;
-    try {
-      while (this.queue.length > 0) {
-        const round = this.take();
-        await this.send(round);
-      }
-    } finally {
-      this.inFlight = false;
-    }
-  }
-
-  /** Whole callers, up to the command limit (a caller larger than the limit goes alone). */
-  private take(): Pending[] {
-    const round: Pending[] = [];
-    let count = 0;
-    while (this.queue.length > 0) {
-      const next = this.queue[0]!;
-      if (round.length > 0 && count + next.docs.length > MAX_DOCS_PER_COMMAND) break;
-      round.push(this.queue.shift()!);
-      count += next.docs.length;
-    }
-    return round;
-  }
-
-  private async send(round: Pending[]): Promise<void> {
-    const docs = round.flatMap((p) => p.docs);
+  protected async send(round: Pending<object, InsertOutcome[]>[]): Promise<void> {
+    const docs = round.flatMap((p) => p.items);
     const failures = new Map<number, WriteError>();
     try {
       await this.collection.insertMany(docs, { ordered: false });
     } catch (err) {
       const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
       if (!writeErrors?.length) {
-        // A whole command refused without saying which document (the driver's check of one document, or
-        // FerretDB failing the batch): each caller is sent again alone, so only the culprit fails. A caller
-        // whose documents the first command did write finds them as duplicates, as after any retried insert.
-        // An outage fails them all at once (sending again cannot help).
-        if (round.length > 1 && !isDatabaseUnavailable(err)) {
-          for (const p of round) await this.send([p]);
-          return;
-        }
+        // A caller whose documents the first command did write finds them as duplicates when sent again
+        // alone, as after any retried insert.
+        if (await this.splitAfter(round, err)) return;
         for (const p of round) p.reject(err);
         return;
       }
@@ -97,23 +47,23 @@ class CollectionQueue {
       for (const p of round) {
         const outcomes: InsertOutcome[] = [];
         let failed = false;
-        for (let i = 0; i < p.docs.length; i++) {
+        for (let i = 0; i < p.items.length; i++) {
           const w = failures.get(offset + i);
           if (!w) outcomes.push('inserted');
           else if (isDuplicateKey({ code: w.code ?? w.err?.code })) outcomes.push('duplicate');
           else failed = true;
         }
-        offset += p.docs.length;
+        offset += p.items.length;
         if (failed) p.reject(err);
         else p.resolve(outcomes);
       }
       return;
     }
-    for (const p of round) p.resolve(p.docs.map(() => 'inserted'));
+    for (const p of round) p.resolve(p.items.map(() => 'inserted'));
   }
 }
 
-const queues = new WeakMap<object, CollectionQueue>();
+const queues = new WeakMap<object, InsertQueue>();
 
 /**
  * Inserts `docs` (complete documents, see `completeDocument`) through the collection's shared queue. Resolves
@@ -121,13 +71,8 @@ const queues = new WeakMap<object, CollectionQueue>();
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the documents were built for it
 export function batchedInsert(model: Model<any>, docs: object[]): Promise<InsertOutcome[]> {
-  const collection = model.collection as unknown as RawCollection;
-  let queue = queues.get(collection);
-  if (!queue) {
-    queue = new CollectionQueue(collection);
-    queues.set(collection, queue);
-  }
-  return queue.insert(docs);
+  if (docs.length === 0) return Promise.resolve([]);
+  return queueFor(queues, model, (c: RawCollection) => new InsertQueue(c)).submit(docs);
 }
 
 type Defaults = { paths: Array<[string, unknown]>; timestamps: boolean; versionKey: string | null };

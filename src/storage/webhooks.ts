@@ -5,6 +5,7 @@ import type { ImportEventDoc } from '../models/import-event.js';
 import { deliveryId, type WebhookDelivery } from '../models/webhook-delivery.js';
 import { LEGACY_SCAN_ID, NEVER } from '../models/webhook-outbox.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
+import { batchedDelete } from './group-commit.js';
 import { retryTransient } from './transient.js';
 
 /**
@@ -189,10 +190,10 @@ export class WebhookStore {
   /**
    * The event is dispatched: its outbox entry goes (the event itself is not written again: on FerretDB an
    * update rewrites the whole event). Dispatching it again would add nothing, so a crash just before this
-   * costs one more dispatch, found by the sweep.
+   * costs one more dispatch, found by the sweep. Sent with other dispatches' deletes in one command.
    */
   async markDispatched(key: string): Promise<void> {
-    await retryTransient(() => this.models.WebhookOutbox.deleteOne({ _id: key }).exec());
+    await retryTransient(() => batchedDelete(this.models.WebhookOutbox, key));
   }
 
   /** Whether an event written undispatched is still waiting for its dispatch (its outbox entry is there). */

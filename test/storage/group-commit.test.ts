@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { batchedSet } from '../../src/storage/group-commit.js';
+import { batchedInsert } from '../../src/storage/insert-batcher.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+// The group commit shares one command among concurrent callers (inserts, and sets by `_id`): a document or
+// update the database (or the driver) refuses must fail its own caller only, never the others of its round.
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ env: { TEST_LABEL: 'batcher' } });
+});
+afterAll(async () => t?.close());
+
+it('a refused document fails only its caller; the others of its round are written, once', async () => {
+  const model = t.app.db.models.Note;
+  // The first caller's documents go at once; the next two wait and share the next command.
+  const first = batchedInsert(model, [{ _id: 'batch-1' }]);
+  // A key with a NUL byte: refused as a whole command (no per-document write errors).
+  const refused = batchedInsert(model, [{ _id: 'batch-2', ['a\u0000b']: 1 }]);
+  const neighbour = batchedInsert(model, [{ _id: 'batch-3' }, { _id: 'batch-4' }]);
+  await expect(first).resolves.toEqual(['inserted']);
+  await expect(refused).rejects.toThrow(/null bytes/);
+  await expect(neighbour).resolves.toEqual(['inserted', 'inserted']);
+  const ids = (
+    await model.collection
+      .find({ _id: { $in: ['batch-1', 'batch-2', 'batch-3', 'batch-4'] } } as never)
+      .toArray()
+  ).map((d) => d._id);
+  expect(ids.sort()).toEqual(['batch-1', 'batch-3', 'batch-4']);
+  // Sent again alone, the neighbour's documents are there already: duplicates, not a second copy.
+  await expect(batchedInsert(model, [{ _id: 'batch-3' }])).resolves.toEqual(['duplicate']);
+});
+
+it('concurrent sets share one update command; a refused one fails only its caller', async () => {
+  const model = t.app.db.models.Note;
+  await batchedInsert(model, [{ _id: 'set-1' }, { _id: 'set-2' }, { _id: 'set-3' }]);
+  // Counts the commands the queue sends (the collection is the real one; its calls go through).
+  const collection = model.collection as unknown as { bulkWrite: (...args: unknown[]) => Promise<unknown> };
+  const bulkWrite = collection.bulkWrite.bind(collection);
+  let commands = 0;
+  collection.bulkWrite = (...args: unknown[]) => {
+    commands++;
+    return bulkWrite(...args);
+  };
+  try {
+    // The first goes at once; the next three wait for it and share the next command.
+    const first = batchedSet(model, 'set-1', { mark: 'a' });
+    const second = batchedSet(model, 'set-2', { mark: 'b' });
+    const refused = batchedSet(model, 'set-3', { ['a\u0000b']: 1 });
+    const third = batchedSet(model, 'set-3', { mark: 'c' });
+    await expect(first).resolves.toBeUndefined();
+    await expect(second).resolves.toBeUndefined();
+    await expect(refused).rejects.toThrow(/null bytes/);
+    await expect(third).resolves.toBeUndefined();
+    // Two rounds; the second, refused as a whole (the driver will not send a key with a NUL byte), is sent
+    // again one caller at a time: three more.
+    expect(commands).toBe(5);
+  } finally {
+    collection.bulkWrite = bulkWrite;
+  }
+  const docs = await model.collection.find({ _id: { $in: ['set-1', 'set-2', 'set-3'] } } as never).toArray();
+  expect(Object.fromEntries(docs.map((d) => [d._id, d.mark]))).toEqual({
+    'set-1': 'a',
+    'set-2': 'b',
+    'set-3': 'c',
+  });
+  expect(docs.some((d) => 'a\u0000b' in d)).toBe(false);
+});
