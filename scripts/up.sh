@@ -34,7 +34,7 @@ if ! port_open "$MHOST" "$MPORT"; then
   # WAL with synchronous=NORMAL: a commit survives a crash of FerretDB or the service, and only an OS crash
   # or power loss can drop the last few (MongoDB's default journaling has the same window, ~100 ms).
   # GOGC=400: FerretDB's garbage collector runs a quarter as often (about 15% less of its CPU, ~25 MB more
-  # memory; see the README's benchmarks). FERRETDB_GOGC overrides it.
+  # memory; see docs/benchmarks.md). FERRETDB_GOGC overrides it.
   GOGC="${FERRETDB_GOGC:-400}" nohup .tools/bin/ferretdb --handler=sqlite --sqlite-url='file:.data/ferretdb/?_pragma=synchronous(normal)' \
     --state-dir=.data/ferretdb \
     --listen-addr="$MHOST:$MPORT" --debug-addr=- --telemetry=disable --log-level=WARN \

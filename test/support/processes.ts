@@ -96,7 +96,7 @@ export function ferretdbBinary(): string | null {
 /**
  * FerretDB's garbage collector setting, as `scripts/up.sh` and `scripts/scaled.sh` run it (`FERRETDB_GOGC`
  * overrides it): at 400 it collects a quarter as often as Go's default of 100, which took about 15% off its CPU
- * per account in the creation benchmark for about 25 MB more memory (README, Benchmarks).
+ * per account in the creation benchmark for about 25 MB more memory (docs/benchmarks.md).
  */
 const FERRETDB_GOGC = process.env.FERRETDB_GOGC ?? '400';
 
