@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { batchedSet } from '../../src/storage/group-commit.js';
+import { batchedDelete, batchedSet } from '../../src/storage/group-commit.js';
 import { batchedInsert } from '../../src/storage/insert-batcher.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -65,4 +65,30 @@ it('concurrent sets share one update command; a refused one fails only its calle
     'set-3': 'c',
   });
   expect(docs.some((d) => 'a\u0000b' in d)).toBe(false);
+});
+
+it('concurrent deletes by _id share one delete command; each document goes, and a missing one is no error', async () => {
+  const model = t.app.db.models.Note;
+  await batchedInsert(model, [{ _id: 'del-1' }, { _id: 'del-2' }, { _id: 'del-3' }]);
+  const collection = model.collection as unknown as { bulkWrite: (...args: unknown[]) => Promise<unknown> };
+  const bulkWrite = collection.bulkWrite.bind(collection);
+  let commands = 0;
+  collection.bulkWrite = (...args: unknown[]) => {
+    commands++;
+    return bulkWrite(...args);
+  };
+  try {
+    // The first goes at once; the next three share the next command.
+    await Promise.all([
+      batchedDelete(model, 'del-1'),
+      batchedDelete(model, 'del-2'),
+      batchedDelete(model, 'del-3'),
+      batchedDelete(model, 'del-never-there'),
+    ]);
+    expect(commands).toBe(2);
+  } finally {
+    collection.bulkWrite = bulkWrite;
+  }
+  const left = await model.collection.countDocuments({ _id: { $in: ['del-1', 'del-2', 'del-3'] } } as never);
+  expect(left).toBe(0);
 });
