@@ -14,6 +14,7 @@ import { attachProgressCounters } from '../storage/progress-counters.js';
 import { webhookStore } from '../storage/webhooks.js';
 import { attachDirectDeliveries } from '../webhooks/direct-deliveries.js';
 import { redisKeys } from '../infra/redis-keys.js';
+import { withTimeout } from '../infra/timeout.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import type { WorkerContext } from '../jobs/context.js';
 import { onStalled, processors } from './processors.js';
@@ -27,7 +28,30 @@ const UNAVAILABLE_RETRY_MS = 1_000;
 /** The outbox sweep's scheduler is upserted again this often at least (or every sweep interval if longer). */
 const SCHEDULER_CHECK_MIN_MS = 5_000;
 
+/**
+ * How long a worker's close may take (its running jobs, then its own connections) before its connections are cut:
+ * shutdown stays bounded, within a pod's usual 30 s grace, when a Redis node the worker used is gone.
+ */
+const WORKER_CLOSE_MS = 20_000;
+
 export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
+
+/**
+ * Closes a worker, waiting at most `ms`. Once in a while, after a Redis Cluster node it used was killed, a BullMQ
+ * worker's close never ends (it waits for its blocking connection to end); its connections are then cut, and a
+ * job it was still running is taken up again by another worker once its lock lapses (every job is idempotent).
+ */
+async function closeWithin(worker: Worker, ms: number, log: Pick<Logger, 'warn'>): Promise<void> {
+  try {
+    await withTimeout(worker.close(), ms);
+  } catch (err) {
+    log.warn(
+      { queue: worker.name, err: (err as Error).message },
+      'worker not closed in time: its connections are cut',
+    );
+    await worker.disconnect().catch(() => undefined);
+  }
+}
 
 /** Starts one BullMQ worker per queue, dispatching each job to its processor by job name. */
 export function startWorkers(
@@ -164,7 +188,7 @@ export function startWorkers(
     workers,
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
-      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(workers.map((w) => closeWithin(w, WORKER_CLOSE_MS, log)));
       // First attempts made by this process's jobs (each at most a second's wait for a place, then
       // WEBHOOK_TIMEOUT_MS).
       await directDeliveries.drain();
