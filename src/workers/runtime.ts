@@ -38,8 +38,9 @@ export type RunningWorkers = { workers: Worker[]; close: () => Promise<void> };
 
 /**
  * Closes a worker, waiting at most `ms`. Once in a while, after a Redis Cluster node it used was killed, a BullMQ
- * worker's close never ends (it waits for its blocking connection to end); its connections are then cut, and a
- * job it was still running is taken up again by another worker once its lock lapses (every job is idempotent).
+ * worker's close never ends (most likely waiting for its blocking connection's end); its connections are then
+ * cut, and a job it was still running is taken up again by another worker once its lock lapses (every job is
+ * idempotent).
  */
 async function closeWithin(worker: Worker, ms: number, log: Pick<Logger, 'warn'>): Promise<void> {
   try {
