@@ -37,13 +37,15 @@ export abstract class GroupCommit<T, R> {
 
   /**
    * A command refused as a whole (no per-item errors: the driver's check of one item, or FerretDB failing the
-   * command): each caller is sent again alone, so only the culprit fails; an outage fails them all at once.
-   * Returns false when the caller must settle the round itself (a round of one, or an outage).
+   * command): each caller is sent again alone, so only the culprit fails; a round of one, or an outage, fails
+   * them all at once.
    */
-  protected async splitAfter(round: Pending<T, R>[], err: unknown): Promise<boolean> {
-    if (round.length < 2 || isDatabaseUnavailable(err)) return false;
+  protected async refusedWhole(round: Pending<T, R>[], err: unknown): Promise<void> {
+    if (round.length < 2 || isDatabaseUnavailable(err)) {
+      for (const p of round) p.reject(err);
+      return;
+    }
     for (const p of round) await this.send([p]);
-    return true;
   }
 
   private async flush(): Promise<void> {
@@ -108,11 +110,7 @@ class ByIdQueue extends GroupCommit<ByIdWrite, void> {
       );
     } catch (err) {
       const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
-      if (!writeErrors?.length) {
-        if (await this.splitAfter(round, err)) return;
-        for (const p of round) p.reject(err);
-        return;
-      }
+      if (!writeErrors?.length) return this.refusedWhole(round, err);
       const failed = new Set(writeErrors.map((w) => w.index));
       let offset = 0;
       for (const p of round) {

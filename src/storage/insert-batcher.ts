@@ -34,13 +34,9 @@ class InsertQueue extends GroupCommit<object, InsertOutcome[]> {
       await this.collection.insertMany(docs, { ordered: false });
     } catch (err) {
       const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
-      if (!writeErrors?.length) {
-        // A caller whose documents the first command did write finds them as duplicates when sent again
-        // alone, as after any retried insert.
-        if (await this.splitAfter(round, err)) return;
-        for (const p of round) p.reject(err);
-        return;
-      }
+      // A caller whose documents the first command did write finds them as duplicates when sent again alone,
+      // as after any retried insert.
+      if (!writeErrors?.length) return this.refusedWhole(round, err);
       for (const w of writeErrors) failures.set(w.index, w);
       // Which caller a failed document belongs to, and whether anything but duplicates failed for it.
       let offset = 0;

@@ -34,15 +34,7 @@ it('a refused document fails only its caller; the others of its round are writte
 it('concurrent sets share one update command; a refused one fails only its caller', async () => {
   const model = t.app.db.models.Note;
   await batchedInsert(model, [{ _id: 'set-1' }, { _id: 'set-2' }, { _id: 'set-3' }]);
-  // Counts the commands the queue sends (the collection is the real one; its calls go through).
-  const collection = model.collection as unknown as { bulkWrite: (...args: unknown[]) => Promise<unknown> };
-  const bulkWrite = collection.bulkWrite.bind(collection);
-  let commands = 0;
-  collection.bulkWrite = (...args: unknown[]) => {
-    commands++;
-    return bulkWrite(...args);
-  };
-  try {
+  const commands = await bulkWritesDuring(model, async () => {
     // The first goes at once; the next three wait for it and share the next command.
     const first = batchedSet(model, 'set-1', { mark: 'a' });
     const second = batchedSet(model, 'set-2', { mark: 'b' });
@@ -52,12 +44,10 @@ it('concurrent sets share one update command; a refused one fails only its calle
     await expect(second).resolves.toBeUndefined();
     await expect(refused).rejects.toThrow(/null bytes/);
     await expect(third).resolves.toBeUndefined();
-    // Two rounds; the second, refused as a whole (the driver will not send a key with a NUL byte), is sent
-    // again one caller at a time: three more.
-    expect(commands).toBe(5);
-  } finally {
-    collection.bulkWrite = bulkWrite;
-  }
+  });
+  // Two rounds; the second, refused as a whole (the driver will not send a key with a NUL byte), is sent again
+  // one caller at a time: three more.
+  expect(commands).toBe(5);
   const docs = await model.collection.find({ _id: { $in: ['set-1', 'set-2', 'set-3'] } } as never).toArray();
   expect(Object.fromEntries(docs.map((d) => [d._id, d.mark]))).toEqual({
     'set-1': 'a',
@@ -70,6 +60,25 @@ it('concurrent sets share one update command; a refused one fails only its calle
 it('concurrent deletes by _id share one delete command; each document goes, and a missing one is no error', async () => {
   const model = t.app.db.models.Note;
   await batchedInsert(model, [{ _id: 'del-1' }, { _id: 'del-2' }, { _id: 'del-3' }]);
+  const commands = await bulkWritesDuring(model, async () => {
+    // The first goes at once; the next three share the next command.
+    await Promise.all([
+      batchedDelete(model, 'del-1'),
+      batchedDelete(model, 'del-2'),
+      batchedDelete(model, 'del-3'),
+      batchedDelete(model, 'del-never-there'),
+    ]);
+  });
+  expect(commands).toBe(2);
+  const left = await model.collection.countDocuments({ _id: { $in: ['del-1', 'del-2', 'del-3'] } } as never);
+  expect(left).toBe(0);
+});
+
+/**
+ * The bulk commands the queue sends while `run` runs: the collection is the real one and its calls go through,
+ * counted.
+ */
+async function bulkWritesDuring(model: { collection: unknown }, run: () => Promise<void>): Promise<number> {
   const collection = model.collection as unknown as { bulkWrite: (...args: unknown[]) => Promise<unknown> };
   const bulkWrite = collection.bulkWrite.bind(collection);
   let commands = 0;
@@ -78,17 +87,9 @@ it('concurrent deletes by _id share one delete command; each document goes, and 
     return bulkWrite(...args);
   };
   try {
-    // The first goes at once; the next three share the next command.
-    await Promise.all([
-      batchedDelete(model, 'del-1'),
-      batchedDelete(model, 'del-2'),
-      batchedDelete(model, 'del-3'),
-      batchedDelete(model, 'del-never-there'),
-    ]);
-    expect(commands).toBe(2);
+    await run();
   } finally {
     collection.bulkWrite = bulkWrite;
   }
-  const left = await model.collection.countDocuments({ _id: { $in: ['del-1', 'del-2', 'del-3'] } } as never);
-  expect(left).toBe(0);
-});
+  return commands;
+}
