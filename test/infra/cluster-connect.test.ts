@@ -1,3 +1,4 @@
+import { withTimeout } from '../../src/infra/timeout.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
@@ -59,12 +60,14 @@ it(
     duplicate.disconnect();
     await until(async () => ['end', 'close'].includes(duplicate.status), 'the disconnect', 30_000);
     let outcome = 'pending';
+    // Heard as the event, not polled: the status may be 'reconnecting' only between two polls.
+    const failedCheck = new Promise((resolve) => duplicate.once('reconnecting', resolve));
     const connecting = duplicate.connect().then(
       () => (outcome = 'connected'),
       (err: Error) => (outcome = `failed: ${err.message}`),
     );
     // Its ready check fails at least once: the client goes back to connecting by itself.
-    await until(async () => duplicate.status === 'reconnecting', 'a failed ready check', 30_000);
+    await withTimeout(failedCheck, 30_000);
     expect(outcome).toBe('pending');
 
     await cluster.startNode(master.port);
