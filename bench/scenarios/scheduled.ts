@@ -86,7 +86,11 @@ const scenario: Scenario = {
     if (activeIn > 0) await new Promise((r) => setTimeout(r, activeIn));
 
     const port = await freePort();
-    const base = childEnv(config, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+    // BENCH_CHILD_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the web and worker processes.
+    const base = childEnv(config, {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ...(process.env.BENCH_CHILD_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS } : {}),
+    });
     const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
     const worker = startProcess('worker', base);
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENT_CONCURRENCY });

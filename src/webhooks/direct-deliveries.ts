@@ -148,9 +148,13 @@ export class DirectDeliveries {
     }
   }
 
-  /** Waits for the events in flight (each bounded by `directAttemptMs` and its writes). */
+  /**
+   * Waits for the events in flight (each bounded by `directAttemptMs` and its writes), then adds the outcome
+   * counts the process gathered (its delivery jobs' too: `WebhookFleetState.count`).
+   */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await new WebhookFleetState(this.deps.redis, this.deps.config.QUEUE_PREFIX).flushCounts();
   }
 }
 

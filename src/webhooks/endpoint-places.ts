@@ -13,17 +13,28 @@ const LOOK_EVERY_MS = 50;
 type Waiter = { delivery: string; wake: (() => void) | null; given: Promise<boolean> | null };
 /** An endpoint's deliveries waiting in this process, first come first served. */
 type Line = { waiters: Waiter[] };
-/** Per fleet state's Redis client (one per worker process): the deliveries waiting for a place (`total`: those holding a worker). */
-type Waiting = { lines: Map<string, Line>; total: number };
+/**
+ * A place this process holds: its lease in Redis (`member`, the delivery that took it) and the time until which
+ * the lease surely lasts, by this process's clock (counted from before the call that took it).
+ */
+type Place = { member: string; until: number };
+/**
+ * Per fleet state's Redis client (one per worker process): the deliveries waiting for a place (`total`: those
+ * holding a worker), and the places held, by endpoint and delivery.
+ */
+type Waiting = { lines: Map<string, Line>; total: number; held: Map<string, Place> };
 const waitingOf = new WeakMap<object, Waiting>();
 
 /**
  * An endpoint's in-flight places (at most `limit` across the fleet, a Redis lease each: `WebhookFleetState`),
  * taken and given back by one worker process's deliveries. A delivery that finds its endpoint's places taken
  * waits here a moment instead of going back to the queue as a delayed job at once: when a delivery of this
- * process gives its place back, it hands it over to the first in line (one Redis call: the place is never free
- * for another to take meanwhile), without a job's round trip through Redis or a second read of what the
- * delivery needs; a delivery arriving while others wait here queues behind them. The wait is bounded, so slow
+ * process gives its place back, it hands it over to the first in line (the place is never free for another to
+ * take meanwhile), without a job's round trip through Redis or a second read of what the delivery needs; a
+ * delivery arriving while others wait here queues behind them, and only the first in line looks in Redis for a
+ * place freed elsewhere. The hand-over costs nothing in Redis while the lease has at least half its time left (a
+ * delivery's whole time: the lease is twice that), so the taker's delivery ends before it lapses; an older lease
+ * is handed over in Redis, as a new lease in the taker's name (one call). The wait is bounded, so slow
  * endpoints still cannot take the worker's slots: at most `maxWaiting` deliveries holding a worker wait in a
  * process (a quarter of its concurrency), whatever their endpoints, none longer than `PLACE_WAIT_MS`. The rest
  * wait as delayed jobs, holding no worker, as before.
@@ -37,10 +48,11 @@ export class EndpointPlaces {
     private readonly limit: number,
     private readonly leaseMs: number,
     private readonly maxWaiting: number,
+    private readonly clock: () => number = Date.now,
   ) {
     let state = waitingOf.get(fleetRedis);
     if (!state) {
-      state = { lines: new Map(), total: 0 };
+      state = { lines: new Map(), total: 0, held: new Map() };
       waitingOf.set(fleetRedis, state);
     }
     this.waiting = state;
@@ -53,6 +65,7 @@ export class EndpointPlaces {
    */
   async take(endpointId: string, delivery: string, holdsWorker = true): Promise<boolean> {
     const state = this.waiting;
+    const key = heldKey(endpointId, delivery);
     let line = state.lines.get(endpointId);
     if (!line?.waiters.length && (await this.takeSlot(endpointId, delivery))) return true;
     if (holdsWorker && state.total >= this.maxWaiting) return false;
@@ -84,8 +97,20 @@ export class EndpointPlaces {
             resolve();
           };
         });
-        // A place freed elsewhere in the fleet.
-        if (!me.given && (await this.takeSlot(endpointId, delivery))) return true;
+        // A place freed elsewhere in the fleet, looked for by the first in line only (those behind it would
+        // take it out of turn, each look a call to Redis).
+        if (!me.given && line.waiters[0] === me) {
+          const from = this.clock();
+          if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) {
+            // Handed a place meanwhile too: one is enough. A hand-over in Redis is a lease in this delivery's
+            // name, the same as the one just taken; a hand-over here is another's, and the one taken goes back.
+            const handed = me.given && (await me.given) ? state.held.get(key) : undefined;
+            if (!handed) state.held.set(key, { member: delivery, until: from + this.leaseMs });
+            else if (handed.member !== delivery)
+              await this.fleet.releaseSlot(endpointId, delivery).catch(() => undefined);
+            return true;
+          }
+        }
       }
     } finally {
       const at = line.waiters.indexOf(me);
@@ -97,19 +122,42 @@ export class EndpointPlaces {
 
   /** Gives the place back: handed over to the first delivery of this process waiting for one, if any. */
   async release(endpointId: string, delivery: string): Promise<void> {
-    const next = this.waiting.lines.get(endpointId)?.waiters.shift();
-    if (!next) return this.fleet.releaseSlot(endpointId, delivery);
-    const given = this.fleet.handOver(endpointId, delivery, next.delivery, this.leaseMs).catch(() => false);
+    const { held, lines } = this.waiting;
+    const key = heldKey(endpointId, delivery);
+    const place = held.get(key) ?? { member: delivery, until: 0 };
+    held.delete(key);
+    const next = lines.get(endpointId)?.waiters.shift();
+    if (!next) return this.fleet.releaseSlot(endpointId, place.member);
+    const nextKey = heldKey(endpointId, next.delivery);
+    if (this.clock() + this.leaseMs / 2 <= place.until) {
+      held.set(nextKey, place);
+      next.given = Promise.resolve(true);
+      next.wake?.();
+      return;
+    }
+    const from = this.clock();
+    const given = this.fleet.handOver(endpointId, place.member, next.delivery, this.leaseMs).then(
+      (handed) => {
+        if (handed) held.set(nextKey, { member: next.delivery, until: from + this.leaseMs });
+        return handed;
+      },
+      () => false,
+    );
     next.given = given;
     next.wake?.();
     // Not handed over (this lease had lapsed, or Redis failed): the waiter looks again; the place is given back.
-    if (!(await given)) await this.fleet.releaseSlot(endpointId, delivery);
+    if (!(await given)) await this.fleet.releaseSlot(endpointId, place.member);
   }
 
-  private takeSlot(endpointId: string, delivery: string): Promise<boolean> {
-    return this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs);
+  private async takeSlot(endpointId: string, delivery: string): Promise<boolean> {
+    const from = this.clock();
+    if (!(await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs))) return false;
+    this.waiting.held.set(heldKey(endpointId, delivery), { member: delivery, until: from + this.leaseMs });
+    return true;
   }
 }
+
+const heldKey = (endpointId: string, delivery: string) => `${endpointId}\n${delivery}`;
 
 /**
  * A process's places as its deliveries take them, the delivery jobs' and the direct attempts' alike (one line

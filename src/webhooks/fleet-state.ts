@@ -30,11 +30,27 @@ type Commands = {
 
 export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
 
+/**
+ * How long a process gathers outcome counts before it adds them in Redis, all in one call: a delivery's count
+ * would otherwise be a call of its own (the metric lags by this much; a process that dies loses at most this
+ * much of its counts, as a restarted process's own counters would).
+ */
+export const COUNT_EVERY_MS = 100;
+
+/** A process's counts not yet added in Redis, per Redis client (one per process). */
+type Tally = { counts: Map<string, number>; timer: NodeJS.Timeout | null };
+const tallies = new WeakMap<object, Tally>();
+
 export class WebhookFleetState {
   private readonly redis: RedisClient & Commands;
   private readonly keys: RedisKeys['webhooks'];
 
-  constructor(redis: RedisClient, prefix: string) {
+  /** `countEveryMs`: how long counts gather (`count`). */
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    private readonly countEveryMs = COUNT_EVERY_MS,
+  ) {
     if (!('webhookSlot' in redis)) {
       redis.defineCommand('webhookSlot', { numberOfKeys: 1, lua: ACQUIRE });
       redis.defineCommand('webhookHandOver', { numberOfKeys: 1, lua: HAND_OVER });
@@ -70,12 +86,48 @@ export class WebhookFleetState {
     await this.redis.zadd(this.undeliveredKey, 'NX', occurredAt.getTime(), delivery);
   }
 
-  /** Counts an outcome; `settled`: the delivery leaves the undelivered set in the same transaction. */
+  /**
+   * Counts an outcome. `settled`: the delivery leaves the undelivered set, in the same transaction as its count;
+   * otherwise the count is gathered with the process's others for `COUNT_EVERY_MS` (`flushCounts`).
+   */
   async count(type: string, outcome: DeliveryOutcome, settled: string | null): Promise<void> {
     const field = `${type}|${outcome}`;
-    if (!settled) await this.redis.hincrby(this.countersKey, field, 1);
-    else
+    if (settled) {
       await this.redis.multi().hincrby(this.countersKey, field, 1).zrem(this.undeliveredKey, settled).exec();
+      return;
+    }
+    const tally = this.tally();
+    tally.counts.set(field, (tally.counts.get(field) ?? 0) + 1);
+    if (!tally.timer) {
+      tally.timer = setTimeout(() => void this.flushCounts(), this.countEveryMs);
+      tally.timer.unref();
+    }
+  }
+
+  /** Adds the counts gathered in this process in Redis (kept for the next round if Redis fails). */
+  async flushCounts(): Promise<void> {
+    const tally = this.tally();
+    if (tally.timer) clearTimeout(tally.timer);
+    tally.timer = null;
+    const counts = tally.counts;
+    if (counts.size === 0) return;
+    tally.counts = new Map();
+    const pipeline = this.redis.pipeline();
+    for (const [field, n] of counts) pipeline.hincrby(this.countersKey, field, n);
+    const results = await pipeline.exec().catch(() => null);
+    const failed = results ? [...counts].filter((_, i) => results[i]?.[0]) : [...counts];
+    if (failed.length === 0) return;
+    for (const [field, n] of failed) tally.counts.set(field, (tally.counts.get(field) ?? 0) + n);
+    if (!tally.timer) {
+      tally.timer = setTimeout(() => void this.flushCounts(), this.countEveryMs);
+      tally.timer.unref();
+    }
+  }
+
+  private tally(): Tally {
+    let tally = tallies.get(this.redis);
+    if (!tally) tallies.set(this.redis, (tally = { counts: new Map(), timer: null }));
+    return tally;
   }
 
   /** Delivery counts by event type and outcome. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 import { EndpointPlaces } from '../../src/webhooks/endpoint-places.js';
 import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -17,8 +18,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /** One worker process's places (its line is keyed by the object standing for its Redis client). */
-const processPlaces = (process: object, limit: number, maxWaiting = 10) =>
-  new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting);
+const processPlaces = (process: object, limit: number, maxWaiting = 10, clock?: () => number) =>
+  new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting, clock);
+
+/** Whether the endpoint's places in Redis hold a lease in this name (taking it again in the same name is a no-op). */
+const leaseIn = async (e: string, member: string) =>
+  (await t.app.redis.zscore(redisKeys(t.config.QUEUE_PREFIX).webhooks.inFlight(e), member)) !== null;
 
 /** Whether a promise has settled, after everything already due has run (a round trip to Redis included). */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -39,10 +44,30 @@ describe('endpoint places', () => {
     expect(await settled(b)).toBe(false);
     await places.release(e, 'a');
     expect(await b).toBe(true);
-    // The lease in Redis is b's now.
+    // b holds a's lease now: handed over in this process, nothing changed in Redis.
+    expect(await leaseIn(e, 'a')).toBe(true);
     expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(false);
     await places.release(e, 'b');
+    expect(await leaseIn(e, 'a')).toBe(false);
     expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(true);
+  });
+
+  it("hands over a lease past half its time in Redis, as a new lease in the taker's name", async () => {
+    let now = 1_000_000;
+    const places = processPlaces({}, 1, 10, () => now);
+    const e = endpoint();
+    expect(await places.take(e, 'a')).toBe(true);
+    const b = places.take(e, 'b');
+    expect(await settled(b)).toBe(false);
+    // Less than half the lease left: b's delivery could outlast it.
+    now += 30_001;
+    await places.release(e, 'a');
+    expect(await b).toBe(true);
+    expect(await leaseIn(e, 'a')).toBe(false);
+    expect(await leaseIn(e, 'b')).toBe(true);
+    expect(await fleet.takeSlot(e, 'c', 1, 60_000)).toBe(false);
+    await places.release(e, 'b');
+    expect(await leaseIn(e, 'b')).toBe(false);
   });
 
   it('first come, first served: a place given back is handed over to the first in line, never free for a newcomer', async () => {
@@ -67,14 +92,21 @@ describe('endpoint places', () => {
     expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(true);
   });
 
-  it('finds a place another process gave back, by looking again', async () => {
+  it('finds a place another process gave back, by looking again: the first in line takes it', async () => {
     const e = endpoint();
     const other = processPlaces({}, 1);
     expect(await other.take(e, 'a')).toBe(true);
-    const mine = processPlaces({}, 1).take(e, 'b');
-    expect(await settled(mine)).toBe(false);
+    const places = processPlaces({}, 1);
+    const first = places.take(e, 'b');
+    const second = places.take(e, 'c');
+    expect(await settled(first)).toBe(false);
     await other.release(e, 'a');
-    expect(await mine).toBe(true);
+    expect(await first).toBe(true);
+    expect(await settled(second)).toBe(false);
+    await places.release(e, 'b');
+    expect(await second).toBe(true);
+    await places.release(e, 'c');
+    expect(await leaseIn(e, 'b')).toBe(false);
   });
 
   it('waits within bounds: at most so many deliveries of a process wait, and not for long', async () => {
