@@ -25,8 +25,9 @@ export const webhookDeliverySchema = new Schema(
   },
   { timestamps: true, collection: 'webhook_deliveries', versionKey: false },
 );
-// The outbox sweep's look for overdue deliveries (see `WebhookStore.overdueDeliveries`).
-webhookDeliverySchema.index({ status: 1, nextAttemptAt: 1 });
+// No index on status and due time: the sweep finds pending deliveries in `webhook_due` (`models/webhook-outbox.ts`),
+// and an index that nothing reads still costs every delivery's insert and update. (A database made before keeps its
+// `status_1_nextAttemptAt_1`, harmless; drop it at leisure.)
 export type WebhookDelivery = InferSchemaType<typeof webhookDeliverySchema>;
 
 export const deliveryId = (eventId: string, endpointId: string) => `${eventId}.${endpointId}`;

@@ -7,7 +7,7 @@ import { deliveryId } from '../models/webhook-delivery.js';
 import type { DispatchedEvent, EndpointRow, WebhookStore } from '../storage/webhooks.js';
 import { attemptOutcome, countOutcome, sendAttempt, type AttemptDeps, type AttemptState } from './attempt.js';
 import { WebhookFleetState } from './fleet-state.js';
-import { endpointPlaces, PLACE_WAIT_MS, type EndpointPlaces } from './endpoint-places.js';
+import { endpointPlaces, PLACE_WAIT_MS, releaseIdlePlaces, type EndpointPlaces } from './endpoint-places.js';
 
 /** At most this many events' first attempts in flight in one process; the others are dispatched as before. */
 export const DIRECT_EVENTS_PER_PROCESS = 64;
@@ -150,11 +150,13 @@ export class DirectDeliveries {
 
   /**
    * Waits for the events in flight (each bounded by `directAttemptMs` and its writes), then adds the outcome
-   * counts the process gathered (its delivery jobs' too: `WebhookFleetState.count`).
+   * counts the process gathered and gives back the endpoints' places it keeps idle (its delivery jobs' too:
+   * `WebhookFleetState.count`, `EndpointPlaces`).
    */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await new WebhookFleetState(this.deps.redis, this.deps.config.QUEUE_PREFIX).flushCounts();
+    await releaseIdlePlaces(this.deps.redis);
   }
 }
 

@@ -5,6 +5,8 @@ import type { WebhookFleetState } from './fleet-state.js';
 export const PLACE_WAIT_MS = 1_000;
 /** While waiting, how often it looks for a place freed by another process (its own process's wake it at once). */
 const LOOK_EVERY_MS = 50;
+/** How long a place given back with nobody waiting stays the process's, for its next delivery to that endpoint. */
+export const KEEP_IDLE_MS = LOOK_EVERY_MS;
 
 /**
  * A delivery waiting in line: how to wake it between two looks, and the hand-over of a place freed in this
@@ -22,7 +24,14 @@ type Place = { member: string; until: number };
  * Per fleet state's Redis client (one per worker process): the deliveries waiting for a place (`total`: those
  * holding a worker), and the places held, by endpoint and delivery.
  */
-type Waiting = { lines: Map<string, Line>; total: number; held: Map<string, Place> };
+type Waiting = {
+  lines: Map<string, Line>;
+  total: number;
+  held: Map<string, Place>;
+  /** Places given back with nobody waiting, kept a moment (`KEEP_IDLE_MS`), by endpoint. */
+  idle: Map<string, { place: Place; timer: NodeJS.Timeout }[]>;
+  fleet: WebhookFleetState;
+};
 const waitingOf = new WeakMap<object, Waiting>();
 
 /**
@@ -41,6 +50,8 @@ const waitingOf = new WeakMap<object, Waiting>();
  */
 export class EndpointPlaces {
   private readonly waiting: Waiting;
+  private readonly clock: () => number;
+  private readonly keepIdleMs: number;
 
   constructor(
     private readonly fleet: WebhookFleetState,
@@ -48,11 +59,13 @@ export class EndpointPlaces {
     private readonly limit: number,
     private readonly leaseMs: number,
     private readonly maxWaiting: number,
-    private readonly clock: () => number = Date.now,
+    options: { clock?: () => number; keepIdleMs?: number } = {},
   ) {
+    this.clock = options.clock ?? Date.now;
+    this.keepIdleMs = options.keepIdleMs ?? KEEP_IDLE_MS;
     let state = waitingOf.get(fleetRedis);
     if (!state) {
-      state = { lines: new Map(), total: 0, held: new Map() };
+      state = { lines: new Map(), total: 0, held: new Map(), idle: new Map(), fleet };
       waitingOf.set(fleetRedis, state);
     }
     this.waiting = state;
@@ -67,7 +80,14 @@ export class EndpointPlaces {
     const state = this.waiting;
     const key = heldKey(endpointId, delivery);
     let line = state.lines.get(endpointId);
-    if (!line?.waiters.length && (await this.takeSlot(endpointId, delivery))) return true;
+    if (!line?.waiters.length) {
+      const kept = this.takeIdle(endpointId);
+      if (kept) {
+        state.held.set(key, kept);
+        return true;
+      }
+      if (await this.takeSlot(endpointId, delivery)) return true;
+    }
     if (holdsWorker && state.total >= this.maxWaiting) return false;
     line = state.lines.get(endpointId) ?? { waiters: [] };
     state.lines.set(endpointId, line);
@@ -83,6 +103,12 @@ export class EndpointPlaces {
           me.given = null;
         }
         if (Date.now() >= deadline) return false;
+        // A place kept idle since this delivery looked (given back while it was joining the line).
+        const kept = line.waiters[0] === me ? this.takeIdle(endpointId) : undefined;
+        if (kept) {
+          state.held.set(key, kept);
+          return true;
+        }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(
             () => {
@@ -127,9 +153,13 @@ export class EndpointPlaces {
     const place = held.get(key) ?? { member: delivery, until: 0 };
     held.delete(key);
     const next = lines.get(endpointId)?.waiters.shift();
-    if (!next) return this.fleet.releaseSlot(endpointId, place.member);
+    const young = this.clock() + this.leaseMs / 2 <= place.until;
+    if (!next) {
+      if (young && this.keepIdleMs > 0) return this.keepIdle(endpointId, place);
+      return this.fleet.releaseSlot(endpointId, place.member);
+    }
     const nextKey = heldKey(endpointId, next.delivery);
-    if (this.clock() + this.leaseMs / 2 <= place.until) {
+    if (young) {
       held.set(nextKey, place);
       next.given = Promise.resolve(true);
       next.wake?.();
@@ -149,6 +179,38 @@ export class EndpointPlaces {
     if (!(await given)) await this.fleet.releaseSlot(endpointId, place.member);
   }
 
+  /** Keeps a place given back with nobody waiting for the process's next delivery, a moment, then gives it back. */
+  private keepIdle(endpointId: string, place: Place): void {
+    const { idle } = this.waiting;
+    const kept = idle.get(endpointId) ?? [];
+    idle.set(endpointId, kept);
+    const entry = {
+      place,
+      timer: setTimeout(() => {
+        const at = kept.indexOf(entry);
+        if (at >= 0) kept.splice(at, 1);
+        if (kept.length === 0 && idle.get(endpointId) === kept) idle.delete(endpointId);
+        void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+      }, this.keepIdleMs),
+    };
+    entry.timer.unref();
+    kept.push(entry);
+  }
+
+  /** A place kept idle, with at least half its lease left (an older one is given back). */
+  private takeIdle(endpointId: string): Place | undefined {
+    const { idle } = this.waiting;
+    const kept = idle.get(endpointId);
+    while (kept?.length) {
+      const { place, timer } = kept.pop()!;
+      clearTimeout(timer);
+      if (kept.length === 0) idle.delete(endpointId);
+      if (this.clock() + this.leaseMs / 2 <= place.until) return place;
+      void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+    }
+    return undefined;
+  }
+
   private async takeSlot(endpointId: string, delivery: string): Promise<boolean> {
     const from = this.clock();
     if (!(await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs))) return false;
@@ -158,6 +220,20 @@ export class EndpointPlaces {
 }
 
 const heldKey = (endpointId: string, delivery: string) => `${endpointId}\n${delivery}`;
+
+/** Gives back the places the process keeps idle (on shutdown: another process may take them at once). */
+export async function releaseIdlePlaces(fleetRedis: object): Promise<void> {
+  const state = waitingOf.get(fleetRedis);
+  if (!state) return;
+  const all = [...state.idle].flatMap(([endpointId, kept]) => kept.map((k) => ({ endpointId, ...k })));
+  state.idle.clear();
+  await Promise.all(
+    all.map(({ endpointId, place, timer }) => {
+      clearTimeout(timer);
+      return state.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+    }),
+  );
+}
 
 /**
  * A process's places as its deliveries take them, the delivery jobs' and the direct attempts' alike (one line

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/infra/redis-keys.js';
-import { EndpointPlaces } from '../../src/webhooks/endpoint-places.js';
+import { EndpointPlaces, releaseIdlePlaces } from '../../src/webhooks/endpoint-places.js';
+import { until } from '../creation/support.js';
 import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -18,8 +19,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /** One worker process's places (its line is keyed by the object standing for its Redis client). */
-const processPlaces = (process: object, limit: number, maxWaiting = 10, clock?: () => number) =>
-  new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting, clock);
+const processPlaces = (
+  process: object,
+  limit: number,
+  maxWaiting = 10,
+  options: { clock?: () => number; keepIdleMs?: number } = {},
+) => new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting, { keepIdleMs: 0, ...options });
 
 /** Whether the endpoint's places in Redis hold a lease in this name (taking it again in the same name is a no-op). */
 const leaseIn = async (e: string, member: string) =>
@@ -54,7 +59,7 @@ describe('endpoint places', () => {
 
   it("hands over a lease past half its time in Redis, as a new lease in the taker's name", async () => {
     let now = 1_000_000;
-    const places = processPlaces({}, 1, 10, () => now);
+    const places = processPlaces({}, 1, 10, { clock: () => now });
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     const b = places.take(e, 'b');
@@ -90,6 +95,29 @@ describe('endpoint places', () => {
     expect(await c).toBe(true);
     await places.release(e, 'c');
     expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(true);
+  });
+
+  it('keeps a place given back with nobody waiting a moment, for its next delivery, then gives it back', async () => {
+    const proc = {};
+    const places = processPlaces(proc, 1, 10, { keepIdleMs: 60_000 });
+    const e = endpoint();
+    expect(await places.take(e, 'a')).toBe(true);
+    await places.release(e, 'a');
+    // Still the process's: another cannot take it, its next delivery takes it without a call to Redis.
+    expect(await leaseIn(e, 'a')).toBe(true);
+    expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(false);
+    expect(await places.take(e, 'b')).toBe(true);
+    expect(await leaseIn(e, 'b')).toBe(false);
+    await places.release(e, 'b');
+    // Given back on shutdown (or once the moment is over).
+    await releaseIdlePlaces(proc);
+    expect(await leaseIn(e, 'a')).toBe(false);
+    expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(true);
+    await fleet.releaseSlot(e, 'elsewhere');
+    const brief = processPlaces({}, 1, 10, { keepIdleMs: 20 });
+    expect(await brief.take(e, 'c')).toBe(true);
+    await brief.release(e, 'c');
+    await until(async () => !(await leaseIn(e, 'c')), 'the idle place given back');
   });
 
   it('finds a place another process gave back, by looking again: the first in line takes it', async () => {
