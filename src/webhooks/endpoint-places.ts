@@ -28,6 +28,8 @@ type Waiting = {
   lines: Map<string, Line>;
   total: number;
   held: Map<string, Place>;
+  /** How many of `held` are each endpoint's. */
+  heldCount: Map<string, number>;
   /** Places given back with nobody waiting, kept a moment (`KEEP_IDLE_MS`), by endpoint. */
   idle: Map<string, { place: Place; timer: NodeJS.Timeout }[]>;
   fleet: WebhookFleetState;
@@ -65,7 +67,7 @@ export class EndpointPlaces {
     this.keepIdleMs = options.keepIdleMs ?? KEEP_IDLE_MS;
     let state = waitingOf.get(fleetRedis);
     if (!state) {
-      state = { lines: new Map(), total: 0, held: new Map(), idle: new Map(), fleet };
+      state = { lines: new Map(), total: 0, held: new Map(), heldCount: new Map(), idle: new Map(), fleet };
       waitingOf.set(fleetRedis, state);
     }
     this.waiting = state;
@@ -83,10 +85,11 @@ export class EndpointPlaces {
     if (!line?.waiters.length) {
       const kept = this.takeIdle(endpointId);
       if (kept) {
-        state.held.set(key, kept);
+        this.hold(endpointId, delivery, kept);
         return true;
       }
-      if (await this.takeSlot(endpointId, delivery)) return true;
+      // Not asked when every place the endpoint has is this process's: none can be free.
+      if (this.holding(endpointId) < this.limit && (await this.takeSlot(endpointId, delivery))) return true;
     }
     if (holdsWorker && state.total >= this.maxWaiting) return false;
     line = state.lines.get(endpointId) ?? { waiters: [] };
@@ -106,7 +109,7 @@ export class EndpointPlaces {
         // A place kept idle since this delivery looked (given back while it was joining the line).
         const kept = line.waiters[0] === me ? this.takeIdle(endpointId) : undefined;
         if (kept) {
-          state.held.set(key, kept);
+          this.hold(endpointId, delivery, kept);
           return true;
         }
         await new Promise<void>((resolve) => {
@@ -125,13 +128,13 @@ export class EndpointPlaces {
         });
         // A place freed elsewhere in the fleet, looked for by the first in line only (those behind it would
         // take it out of turn, each look a call to Redis).
-        if (!me.given && line.waiters[0] === me) {
+        if (!me.given && line.waiters[0] === me && this.holding(endpointId) < this.limit) {
           const from = this.clock();
           if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) {
             // Handed a place meanwhile too: one is enough. A hand-over in Redis is a lease in this delivery's
             // name, the same as the one just taken; a hand-over here is another's, and the one taken goes back.
             const handed = me.given && (await me.given) ? state.held.get(key) : undefined;
-            if (!handed) state.held.set(key, { member: delivery, until: from + this.leaseMs });
+            if (!handed) this.hold(endpointId, delivery, { member: delivery, until: from + this.leaseMs });
             else if (handed.member !== delivery)
               await this.fleet.releaseSlot(endpointId, delivery).catch(() => undefined);
             return true;
@@ -148,19 +151,16 @@ export class EndpointPlaces {
 
   /** Gives the place back: handed over to the first delivery of this process waiting for one, if any. */
   async release(endpointId: string, delivery: string): Promise<void> {
-    const { held, lines } = this.waiting;
-    const key = heldKey(endpointId, delivery);
-    const place = held.get(key) ?? { member: delivery, until: 0 };
-    held.delete(key);
+    const { lines } = this.waiting;
+    const place = this.unhold(endpointId, delivery) ?? { member: delivery, until: 0 };
     const next = lines.get(endpointId)?.waiters.shift();
     const young = this.clock() + this.leaseMs / 2 <= place.until;
     if (!next) {
       if (young && this.keepIdleMs > 0) return this.keepIdle(endpointId, place);
       return this.fleet.releaseSlot(endpointId, place.member);
     }
-    const nextKey = heldKey(endpointId, next.delivery);
     if (young) {
-      held.set(nextKey, place);
+      this.hold(endpointId, next.delivery, place);
       next.given = Promise.resolve(true);
       next.wake?.();
       return;
@@ -168,7 +168,8 @@ export class EndpointPlaces {
     const from = this.clock();
     const given = this.fleet.handOver(endpointId, place.member, next.delivery, this.leaseMs).then(
       (handed) => {
-        if (handed) held.set(nextKey, { member: next.delivery, until: from + this.leaseMs });
+        if (handed)
+          this.hold(endpointId, next.delivery, { member: next.delivery, until: from + this.leaseMs });
         return handed;
       },
       () => false,
@@ -177,6 +178,30 @@ export class EndpointPlaces {
     next.wake?.();
     // Not handed over (this lease had lapsed, or Redis failed): the waiter looks again; the place is given back.
     if (!(await given)) await this.fleet.releaseSlot(endpointId, place.member);
+  }
+
+  private hold(endpointId: string, delivery: string, place: Place): void {
+    const { held, heldCount } = this.waiting;
+    const key = heldKey(endpointId, delivery);
+    if (!held.has(key)) heldCount.set(endpointId, (heldCount.get(endpointId) ?? 0) + 1);
+    held.set(key, place);
+  }
+
+  private unhold(endpointId: string, delivery: string): Place | undefined {
+    const { held, heldCount } = this.waiting;
+    const key = heldKey(endpointId, delivery);
+    const place = held.get(key);
+    if (!place) return undefined;
+    held.delete(key);
+    const left = (heldCount.get(endpointId) ?? 1) - 1;
+    if (left > 0) heldCount.set(endpointId, left);
+    else heldCount.delete(endpointId);
+    return place;
+  }
+
+  /** The endpoint's places this process holds: its deliveries' and those it keeps idle. */
+  private holding(endpointId: string): number {
+    return (this.waiting.heldCount.get(endpointId) ?? 0) + (this.waiting.idle.get(endpointId)?.length ?? 0);
   }
 
   /** Keeps a place given back with nobody waiting for the process's next delivery, a moment, then gives it back. */
@@ -214,7 +239,7 @@ export class EndpointPlaces {
   private async takeSlot(endpointId: string, delivery: string): Promise<boolean> {
     const from = this.clock();
     if (!(await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs))) return false;
-    this.waiting.held.set(heldKey(endpointId, delivery), { member: delivery, until: from + this.leaseMs });
+    this.hold(endpointId, delivery, { member: delivery, until: from + this.leaseMs });
     return true;
   }
 }

@@ -120,6 +120,19 @@ describe('endpoint places', () => {
     await until(async () => !(await leaseIn(e, 'c')), 'the idle place given back');
   });
 
+  it('does not ask Redis for a place while the process holds every place the endpoint has', async () => {
+    const places = processPlaces({}, 1);
+    const e = endpoint();
+    expect(await places.take(e, 'a')).toBe(true);
+    // Gone from Redis behind the process's back: had b asked, it would have taken it.
+    await fleet.releaseSlot(e, 'a');
+    const b = places.take(e, 'b');
+    expect(await settled(b)).toBe(false);
+    await places.release(e, 'a');
+    expect(await b).toBe(true);
+    await places.release(e, 'b');
+  });
+
   it('finds a place another process gave back, by looking again: the first in line takes it', async () => {
     const e = endpoint();
     const other = processPlaces({}, 1);
