@@ -83,11 +83,7 @@ export class EndpointPlaces {
     const key = heldKey(endpointId, delivery);
     let line = state.lines.get(endpointId);
     if (!line?.waiters.length) {
-      const kept = this.takeIdle(endpointId);
-      if (kept) {
-        this.hold(endpointId, delivery, kept);
-        return true;
-      }
+      if (this.takeKept(endpointId, delivery)) return true;
       // Not asked when every place the endpoint has is this process's: none can be free.
       if (this.holding(endpointId) < this.limit && (await this.takeSlot(endpointId, delivery))) return true;
     }
@@ -107,11 +103,7 @@ export class EndpointPlaces {
         }
         if (Date.now() >= deadline) return false;
         // A place kept idle since this delivery looked (given back while it was joining the line).
-        const kept = line.waiters[0] === me ? this.takeIdle(endpointId) : undefined;
-        if (kept) {
-          this.hold(endpointId, delivery, kept);
-          return true;
-        }
+        if (line.waiters[0] === me && this.takeKept(endpointId, delivery)) return true;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(
             () => {
@@ -154,7 +146,7 @@ export class EndpointPlaces {
     const { lines } = this.waiting;
     const place = this.unhold(endpointId, delivery) ?? { member: delivery, until: 0 };
     const next = lines.get(endpointId)?.waiters.shift();
-    const young = this.clock() + this.leaseMs / 2 <= place.until;
+    const young = this.young(place);
     if (!next) {
       if (young && this.keepIdleMs > 0) return this.keepIdle(endpointId, place);
       return this.fleet.releaseSlot(endpointId, place.member);
@@ -222,18 +214,26 @@ export class EndpointPlaces {
     kept.push(entry);
   }
 
-  /** A place kept idle, with at least half its lease left (an older one is given back). */
-  private takeIdle(endpointId: string): Place | undefined {
+  /** Gives the delivery a place kept idle with at least half its lease left (an older one is given back). */
+  private takeKept(endpointId: string, delivery: string): boolean {
     const { idle } = this.waiting;
     const kept = idle.get(endpointId);
     while (kept?.length) {
       const { place, timer } = kept.pop()!;
       clearTimeout(timer);
       if (kept.length === 0) idle.delete(endpointId);
-      if (this.clock() + this.leaseMs / 2 <= place.until) return place;
+      if (this.young(place)) {
+        this.hold(endpointId, delivery, place);
+        return true;
+      }
       void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
     }
-    return undefined;
+    return false;
+  }
+
+  /** Whether a delivery starting now ends before the place's lease lapses (half the lease is a delivery's time). */
+  private young(place: Place): boolean {
+    return this.clock() + this.leaseMs / 2 <= place.until;
   }
 
   private async takeSlot(endpointId: string, delivery: string): Promise<boolean> {

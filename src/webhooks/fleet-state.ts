@@ -98,10 +98,7 @@ export class WebhookFleetState {
     }
     const tally = this.tally();
     tally.counts.set(field, (tally.counts.get(field) ?? 0) + 1);
-    if (!tally.timer) {
-      tally.timer = setTimeout(() => void this.flushCounts(), this.countEveryMs);
-      tally.timer.unref();
-    }
+    this.flushLater(tally);
   }
 
   /** Adds the counts gathered in this process in Redis (kept for the next round if Redis fails). */
@@ -118,10 +115,13 @@ export class WebhookFleetState {
     const failed = results ? [...counts].filter((_, i) => results[i]?.[0]) : [...counts];
     if (failed.length === 0) return;
     for (const [field, n] of failed) tally.counts.set(field, (tally.counts.get(field) ?? 0) + n);
-    if (!tally.timer) {
-      tally.timer = setTimeout(() => void this.flushCounts(), this.countEveryMs);
-      tally.timer.unref();
-    }
+    this.flushLater(tally);
+  }
+
+  private flushLater(tally: Tally): void {
+    if (tally.timer) return;
+    tally.timer = setTimeout(() => void this.flushCounts(), this.countEveryMs);
+    tally.timer.unref();
   }
 
   private tally(): Tally {

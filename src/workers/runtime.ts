@@ -29,8 +29,8 @@ const UNAVAILABLE_RETRY_MS = 1_000;
 const SCHEDULER_CHECK_MIN_MS = 5_000;
 
 /**
- * How long a worker's close may take (its running jobs, then its own connections) before its connections are cut:
- * shutdown stays bounded, within a pod's usual 30 s grace, when a Redis node the worker used is gone.
+ * How long a worker's close may take (its running jobs, then its own connections) before its blocking connection
+ * is cut: shutdown stays bounded, within a pod's usual 30 s grace, when a Redis node the worker used is gone.
  */
 const WORKER_CLOSE_MS = 20_000;
 

@@ -1,7 +1,7 @@
-import { withTimeout } from '../../src/infra/timeout.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
+import { withTimeout } from '../../src/infra/timeout.js';
 import { startRedisCluster, type LocalCluster } from '../support/processes.js';
 import { clusterNodes } from '../support/cluster-nodes.js';
 import { until } from '../creation/support.js';
