@@ -1,6 +1,6 @@
-import { createServer, Agent, request } from 'node:http';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, Agent, request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { progressCountersOf } from '../../src/storage/progress-counters.js';
 import { freePort, waitForPort } from '../../test/support/processes.js';
@@ -46,25 +46,18 @@ const scenario: Scenario = {
     const arrivals = new Map<string, number>();
     const received = new Set<string>();
     let invalidSignatures = 0;
-    const secrets = new Map<string, string>();
+    /** Each endpoint's signing key, by its path. */
+    const keys = new Map<string, Buffer>();
     const receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const at = Date.now();
-        const body = Buffer.concat(chunks).toString();
-        try {
-          new Webhook(secrets.get(req.url ?? '') ?? '').verify(body, {
-            'webhook-id': String(req.headers['webhook-id']),
-            'webhook-timestamp': String(req.headers['webhook-timestamp']),
-            'webhook-signature': String(req.headers['webhook-signature']),
-          });
-          const id = String(req.headers['webhook-id']);
+        const id = String(req.headers['webhook-id']);
+        if (verified(keys.get(req.url ?? ''), id, req.headers, Buffer.concat(chunks))) {
           if (req.url === '/hooks/0' && !arrivals.has(id)) arrivals.set(id, at);
           received.add(`${req.url} ${id}`);
-        } catch {
-          invalidSignatures++;
-        }
+        } else invalidSignatures++;
         res.writeHead(204).end();
       });
     });
@@ -77,7 +70,7 @@ const scenario: Scenario = {
         `${receiverUrl}/hooks/${i}`,
         ['data_import.import_process.complete-v1'],
       );
-      secrets.set(`/hooks/${i}`, endpoint.secret);
+      keys.set(`/hooks/${i}`, Buffer.from(endpoint.secret.replace(/^whsec_/, ''), 'base64'));
       activeFrom = Math.max(activeFrom, Date.parse(endpoint.active_from));
     }
     // Subscribed before the migration starts, as a team would: its events are those from `active_from` on
@@ -149,6 +142,9 @@ const scenario: Scenario = {
         web: web.proc.pid,
         worker: worker.proc.pid,
         redis: env.redisPid,
+        // This process: the client's schedules and the receiver's work (not the service's; on this machine
+        // it competes with the service for the same cores).
+        bench: process.pid,
       });
       const commands = await commandMeter(env);
       const externals = Array.from({ length: ACCOUNTS }, (_, i) => `SCH-${String(i).padStart(6, '0')}`);
@@ -204,3 +200,22 @@ const scenario: Scenario = {
   },
 };
 export default scenario;
+
+/**
+ * The receiver's check of a delivery, as the Standard Webhooks specification defines it: an HMAC-SHA256 of
+ * `id.timestamp.body` with the endpoint's key, one of the `v1,` signatures, a timestamp within five minutes.
+ * Written with node:crypto rather than the `standardwebhooks` library the service signs with: a check
+ * independent of the signer, and one whose CPU (native SHA-256) does not weigh on the service's two cores as
+ * the library's JavaScript SHA-256 would (the receiver runs on the same machine, a customer's would not).
+ */
+function verified(key: Buffer | undefined, id: string, headers: IncomingHttpHeaders, body: Buffer): boolean {
+  const timestamp = String(headers['webhook-timestamp']);
+  if (!key || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
+  return String(headers['webhook-signature'])
+    .split(' ')
+    .some((s) => {
+      const given = Buffer.from(s.startsWith('v1,') ? s.slice(3) : '', 'base64');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
+}

@@ -88,16 +88,14 @@ export function queueFor<Q>(
 }
 
 /** A write of one document by `_id`, as the driver's bulk API takes it. */
-type ByIdWrite =
-  | { updateOne: { filter: { _id: string }; update: { $set: Record<string, unknown> } } }
-  | { deleteOne: { filter: { _id: string } } };
+type ByIdWrite = { updateOne: { filter: { _id: string }; update: { $set: Record<string, unknown> } } };
 
 type RawBulk = {
   bulkWrite(ops: ByIdWrite[], options: { ordered: false }): Promise<unknown>;
 };
 
-/** Sets or deletes by `_id` (one kind per queue, so that a round is one command). */
-class ByIdQueue extends GroupCommit<ByIdWrite, void> {
+/** Sets by `_id` (a round is one command). */
+class SetQueue extends GroupCommit<ByIdWrite, void> {
   constructor(private readonly collection: RawBulk) {
     super();
   }
@@ -125,8 +123,32 @@ class ByIdQueue extends GroupCommit<ByIdWrite, void> {
   }
 }
 
-const setQueues = new WeakMap<object, ByIdQueue>();
-const deleteQueues = new WeakMap<object, ByIdQueue>();
+type RawDeletes = {
+  deleteMany(filter: { _id: { $in: string[] } }): Promise<unknown>;
+};
+
+/**
+ * Deletes by `_id`, a round as one statement: `{_id: {$in: [...]}}`. On FerretDB each statement of a bulk delete
+ * is a read and a write transaction of its own, so statements cost what commands do; the project's FerretDB
+ * build looks `$in` of `_id`s up in the index (`scripts/ferretdb-id-in.patch`), as MongoDB does.
+ */
+class DeleteQueue extends GroupCommit<string, void> {
+  constructor(private readonly collection: RawDeletes) {
+    super();
+  }
+
+  protected async send(round: Pending<string, void>[]): Promise<void> {
+    try {
+      await this.collection.deleteMany({ _id: { $in: round.flatMap((p) => p.items) } });
+    } catch (err) {
+      return this.refusedWhole(round, err);
+    }
+    for (const p of round) p.resolve();
+  }
+}
+
+const setQueues = new WeakMap<object, SetQueue>();
+const deleteQueues = new WeakMap<object, DeleteQueue>();
 
 /**
  * Sets fields of one document by `_id` through the collection's shared queue (one `update` command per round,
@@ -136,15 +158,13 @@ const deleteQueues = new WeakMap<object, ByIdQueue>();
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model: the fields were built for it
 export function batchedSet(model: Model<any>, _id: string, set: Record<string, unknown>): Promise<void> {
-  return queueFor(setQueues, model, (c: RawBulk) => new ByIdQueue(c)).submit([
+  return queueFor(setQueues, model, (c: RawBulk) => new SetQueue(c)).submit([
     { updateOne: { filter: { _id }, update: { $set: set } } },
   ]);
 }
 
-/** Deletes one document by `_id` through the collection's shared queue (one `delete` command per round). */
+/** Deletes one document by `_id` through the collection's shared queue (one statement per round). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model
 export function batchedDelete(model: Model<any>, _id: string): Promise<void> {
-  return queueFor(deleteQueues, model, (c: RawBulk) => new ByIdQueue(c)).submit([
-    { deleteOne: { filter: { _id } } },
-  ]);
+  return queueFor(deleteQueues, model, (c: RawDeletes) => new DeleteQueue(c)).submit([_id]);
 }

@@ -3,7 +3,7 @@ import { batchedDelete, batchedSet } from '../../src/storage/group-commit.js';
 import { batchedInsert } from '../../src/storage/insert-batcher.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
-// The group commit shares one command among concurrent callers (inserts, and sets by `_id`): a document or
+// The group commit shares one command among concurrent callers (inserts, sets and deletes by `_id`): a document or
 // update the database (or the driver) refuses must fail its own caller only, never the others of its round.
 let t: TestApp;
 beforeAll(async () => {
@@ -34,7 +34,7 @@ it('a refused document fails only its caller; the others of its round are writte
 it('concurrent sets share one update command; a refused one fails only its caller', async () => {
   const model = t.app.db.models.Note;
   await batchedInsert(model, [{ _id: 'set-1' }, { _id: 'set-2' }, { _id: 'set-3' }]);
-  const commands = await bulkWritesDuring(model, async () => {
+  const commands = await callsDuring(model, 'bulkWrite', async () => {
     // The first goes at once; the next three wait for it and share the next command.
     const first = batchedSet(model, 'set-1', { mark: 'a' });
     const second = batchedSet(model, 'set-2', { mark: 'b' });
@@ -60,7 +60,7 @@ it('concurrent sets share one update command; a refused one fails only its calle
 it('concurrent deletes by _id share one delete command; each document goes, and a missing one is no error', async () => {
   const model = t.app.db.models.Note;
   await batchedInsert(model, [{ _id: 'del-1' }, { _id: 'del-2' }, { _id: 'del-3' }]);
-  const commands = await bulkWritesDuring(model, async () => {
+  const commands = await callsDuring(model, 'deleteMany', async () => {
     // The first goes at once; the next three share the next command.
     await Promise.all([
       batchedDelete(model, 'del-1'),
@@ -74,22 +74,39 @@ it('concurrent deletes by _id share one delete command; each document goes, and 
   expect(left).toBe(0);
 });
 
-/**
- * The bulk commands the queue sends while `run` runs: the collection is the real one and its calls go through,
- * counted.
- */
-async function bulkWritesDuring(model: { collection: unknown }, run: () => Promise<void>): Promise<number> {
-  const collection = model.collection as unknown as { bulkWrite: (...args: unknown[]) => Promise<unknown> };
-  const bulkWrite = collection.bulkWrite.bind(collection);
+// A delete's documents are found as a find with its filter finds them (on FerretDB, the same query).
+it("documents of several _ids are looked up by _id: no collection scan, on MongoDB and on the project's FerretDB", async () => {
+  const model = t.app.db.models.Note;
+  const filter = { _id: { $in: ['del-1', 'del-2'] } };
+  const explained = (await model.db.db!.command({
+    explain: { find: model.collection.collectionName, filter },
+  })) as { filterPushdown?: boolean; queryPlanner?: { Plan?: string[]; winningPlan?: unknown } };
+  if ('filterPushdown' in explained) {
+    // FerretDB: the filter went to SQL (scripts/ferretdb-id-in.patch), an index search.
+    expect(explained.filterPushdown).toBe(true);
+    expect(explained.queryPlanner?.Plan?.join(' ')).toMatch(/SEARCH .* USING INDEX/);
+  } else {
+    expect(JSON.stringify(explained.queryPlanner?.winningPlan)).not.toContain('COLLSCAN');
+  }
+});
+
+/** The collection's calls of `method` while `run` runs: the collection is the real one and its calls go through, counted. */
+async function callsDuring(
+  model: { collection: unknown },
+  method: 'bulkWrite' | 'deleteMany',
+  run: () => Promise<void>,
+): Promise<number> {
+  const collection = model.collection as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = collection[method]!.bind(collection);
   let commands = 0;
-  collection.bulkWrite = (...args: unknown[]) => {
+  collection[method] = (...args: unknown[]) => {
     commands++;
-    return bulkWrite(...args);
+    return original(...args);
   };
   try {
     await run();
   } finally {
-    collection.bulkWrite = bulkWrite;
+    collection[method] = original;
   }
   return commands;
 }
