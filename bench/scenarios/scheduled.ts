@@ -205,8 +205,8 @@ export default scenario;
  * The receiver's check of a delivery, as the Standard Webhooks specification defines it: an HMAC-SHA256 of
  * `id.timestamp.body` with the endpoint's key, one of the `v1,` signatures, a timestamp within five minutes.
  * Written with node:crypto rather than the `standardwebhooks` library the service signs with: a check
- * independent of the signer, and one whose CPU (native SHA-256) does not weigh on the service's two cores as
- * the library's JavaScript SHA-256 would (the receiver runs on the same machine, a customer's would not).
+ * independent of the signer. (The receiver shares the machine with the service, where a customer's would not:
+ * its process's CPU is reported as `bench`, with the client's.)
  */
 function verified(key: Buffer | undefined, id: string, headers: IncomingHttpHeaders, body: Buffer): boolean {
   const timestamp = String(headers['webhook-timestamp']);
