@@ -23,11 +23,14 @@ echo "$FERRETDB_VERSION" > "$src/build/version/version.txt"
 meta="$src/internal/backends/sqlite/metadata/metadata.go"
 sed -i "s|IDColumn = DefaultColumn + \"->'\$._id'\"|IDColumn = DefaultColumn + \"->\\\\\"_id\\\\\"\"|" "$meta"
 grep -q 'IDColumn = DefaultColumn + "->\\"_id\\""' "$meta" || { echo "[setup] could not patch FerretDB's _id lookup" >&2; exit 1; }
-# Its only pushdown of a filter to SQL is `_id` equal to a string or ObjectID; `{_id: {$in: [...]}}` reads the
-# whole collection (a grouped delete by `_id`, say). The patch makes that one index lookups too; the filter is
-# still applied to the rows found, as for every pushdown.
+# On SQLite its only pushdown of a filter to SQL is `_id` equal to a string or ObjectID, and on PostgreSQL `$in`
+# is never pushed down: `{_id: {$in: [...]}}` reads the whole collection (a grouped delete by `_id`, say). The
+# patch makes it index lookups on both backends; the filter is still applied to the rows found, as for every
+# pushdown.
 (cd "$src" && git apply "$root/scripts/ferretdb-id-in.patch")
-grep -q 'func idsIn' "$src/internal/backends/sqlite/collection.go" || { echo "[setup] could not patch FerretDB's \$in by _id" >&2; exit 1; }
+for patched in sqlite/collection.go postgresql/query.go; do
+  grep -q 'func idsIn' "$src/internal/backends/$patched" || { echo "[setup] could not patch FerretDB's \$in by _id" >&2; exit 1; }
+done
 (cd "$src" && GOFLAGS=-buildvcs=false go build -o "$bin" ./cmd/ferretdb)
 rm -rf "$src"
 rm -f "$bin".v* && touch "$marker"
