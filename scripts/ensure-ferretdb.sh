@@ -8,7 +8,7 @@ FERRETDB_VERSION="${FERRETDB_VERSION:-v1.24.2}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$root/.tools/bin/ferretdb"
 # Rebuilt when the version, this script or the patch changes.
-marker="$bin.$FERRETDB_VERSION-$(cat "${BASH_SOURCE[0]}" "$root/scripts/ferretdb-id-in.patch" | sha256sum | cut -c1-12)"
+marker="$bin.$FERRETDB_VERSION-$(cat "${BASH_SOURCE[0]}" "$root/scripts/ferretdb-id-lookups.patch" | sha256sum | cut -c1-12)"
 if [ -x "$bin" ] && [ -f "$marker" ]; then exit 0; fi
 command -v go >/dev/null || { echo "[setup] the Go toolchain is needed to build FerretDB" >&2; exit 1; }
 echo "[setup] building FerretDB $FERRETDB_VERSION (about 2 minutes the first time)" >&2
@@ -24,13 +24,16 @@ meta="$src/internal/backends/sqlite/metadata/metadata.go"
 sed -i "s|IDColumn = DefaultColumn + \"->'\$._id'\"|IDColumn = DefaultColumn + \"->\\\\\"_id\\\\\"\"|" "$meta"
 grep -q 'IDColumn = DefaultColumn + "->\\"_id\\""' "$meta" || { echo "[setup] could not patch FerretDB's _id lookup" >&2; exit 1; }
 # On SQLite its only pushdown of a filter to SQL is `_id` equal to a string or ObjectID, and on PostgreSQL `$in`
-# is never pushed down: `{_id: {$in: [...]}}` reads the whole collection (a grouped delete by `_id`, say). The
-# patch makes it index lookups on both backends; the filter is still applied to the rows found, as for every
-# pushdown.
-(cd "$src" && git apply "$root/scripts/ferretdb-id-in.patch")
+# is never pushed down: `{_id: {$in: [...]}}` reads the whole collection (a grouped delete by `_id`, say). On
+# PostgreSQL `_id` equal to a value is pushed down as a JSON containment, which the `_id` index cannot serve:
+# every find by `_id` reads the whole table too. The patch makes both index lookups on both backends; the
+# filter is still applied to the rows found, as for every pushdown.
+# (Not looking for a repository above it: inside one, git apply would take the paths as that one's.)
+(cd "$src" && GIT_CEILING_DIRECTORIES="$(dirname "$src")" git apply "$root/scripts/ferretdb-id-lookups.patch")
 for patched in sqlite/collection.go postgresql/query.go; do
   grep -q 'func idsIn' "$src/internal/backends/$patched" || { echo "[setup] could not patch FerretDB's \$in by _id" >&2; exit 1; }
 done
+grep -q 'func idEqual' "$src/internal/backends/postgresql/query.go" || { echo "[setup] could not patch FerretDB's _id equality" >&2; exit 1; }
 (cd "$src" && GOFLAGS=-buildvcs=false go build -o "$bin" ./cmd/ferretdb)
 rm -rf "$src"
 rm -f "$bin".v* && touch "$marker"

@@ -209,8 +209,9 @@ up() {
   max_conns="$(psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -tAc 'SHOW max_connections')"
   pool="${SCALED_FERRETDB_POOL:-$(((max_conns - 10) / ${#pods[@]}))}"
   [ "$pool" -ge 5 ] || fail "PostgreSQL's max_connections ($max_conns) leaves $pool connections per FerretDB: raise it"
-  # Fewer commands in flight per pod than its FerretDB has connections: a FerretDB v1 update holds one
-  # PostgreSQL connection while it waits for another, so as many updates as connections deadlock it.
+  # Fewer commands in flight per pod than its FerretDB has connections: a stock FerretDB v1 update holds one
+  # PostgreSQL connection while it waits for another, so as many updates as connections deadlock it (the
+  # project's build writes an update's documents after closing their read; findAndModify still holds two).
   export MONGO_MAX_POOL_SIZE="${MONGO_MAX_POOL_SIZE:-$((pool - 2))}"
   PG_URL="postgres://$PG_USER${PG_PASSWORD:+:$PG_PASSWORD}@$PG_HOST:$PG_PORT/$PG_DATABASE?pool_max_conns=$pool"
 

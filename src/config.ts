@@ -19,8 +19,8 @@ export const configSchema = z.object({
   MONGO_SERVER_SELECTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
   /**
    * Database connections (so commands in flight) per process. With FerretDB over PostgreSQL keep it below the
-   * FerretDB's `pool_max_conns`: a FerretDB v1 update holds a PostgreSQL connection while it waits for a second
-   * one, so as many updates in flight as pool connections deadlock that FerretDB.
+   * FerretDB's `pool_max_conns`: a stock FerretDB v1 update (and the project's build's `findAndModify`) holds a
+   * PostgreSQL connection while it waits for a second one, so as many in flight as pool connections deadlock it.
    */
   MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(50),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),

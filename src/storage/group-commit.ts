@@ -130,7 +130,7 @@ type RawDeletes = {
 /**
  * Deletes by `_id`, a round as one statement: `{_id: {$in: [...]}}`. On FerretDB each statement of a bulk delete
  * is a read and a write transaction of its own, so statements cost what commands do; the project's FerretDB
- * build looks `$in` of `_id`s up in the index (`scripts/ferretdb-id-in.patch`), as MongoDB does.
+ * build looks `$in` of `_id`s up in the index (`scripts/ferretdb-id-lookups.patch`), as MongoDB does.
  */
 class DeleteQueue extends GroupCommit<string, void> {
   constructor(private readonly collection: RawDeletes) {

@@ -69,10 +69,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const server = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
       const pg = await createPostgresDatabase(server, `citest_${randomBytes(4).toString('hex')}`);
       stops.push(pg.drop);
-      // One FerretDB for every test file's apps and processes. A FerretDB v1 update holds a PostgreSQL
-      // connection while it waits for another, so updates in flight across all its clients must stay below its
-      // pool (README, "A server database"): 60 connections, and each test app or process at most
-      // MONGO_MAX_POOL_SIZE=6 (some eight at a time). A pool of 20 with the default 50 per process deadlocked
+      // One FerretDB for every test file's apps and processes. A stock FerretDB v1 update holds a PostgreSQL
+      // connection while it waits for another (the project's build: only findAndModify), so commands in flight
+      // across all its clients stay below its pool (README, "A server database"): 60 connections, and each test
+      // app or process at most MONGO_MAX_POOL_SIZE=6 (some eight at a time). A pool of 20 with the default 50 per process deadlocked
       // under test/v2/limit.test.ts. A PostgreSQL others use needs max_connections above 60 plus theirs.
       const url = new URL(pg.url);
       url.searchParams.set('pool_max_conns', '60');
