@@ -27,13 +27,16 @@ grep -q 'IDColumn = DefaultColumn + "->\\"_id\\""' "$meta" || { echo "[setup] co
 # is never pushed down: `{_id: {$in: [...]}}` reads the whole collection (a grouped delete by `_id`, say). On
 # PostgreSQL `_id` equal to a value is pushed down as a JSON containment, which the `_id` index cannot serve:
 # every find by `_id` reads the whole table too. The patch makes both index lookups on both backends; the
-# filter is still applied to the rows found, as for every pushdown.
+# filter is still applied to the rows found, as for every pushdown. It also makes an update read a statement's
+# documents and close that read before writing them: stock FerretDB kept every statement's read (a PostgreSQL
+# connection) open until the command ended, so one command of as many updates as its pool has connections hung.
 # (Not looking for a repository above it: inside one, git apply would take the paths as that one's.)
 (cd "$src" && GIT_CEILING_DIRECTORIES="$(dirname "$src")" git apply "$root/scripts/ferretdb-id-lookups.patch")
 for patched in sqlite/collection.go postgresql/query.go; do
   grep -q 'func idsIn' "$src/internal/backends/$patched" || { echo "[setup] could not patch FerretDB's \$in by _id" >&2; exit 1; }
 done
 grep -q 'func idEqual' "$src/internal/backends/postgresql/query.go" || { echo "[setup] could not patch FerretDB's _id equality" >&2; exit 1; }
+grep -q 'read := iterator.Values' "$src/internal/handler/msg_update.go" || { echo "[setup] could not patch FerretDB's update" >&2; exit 1; }
 (cd "$src" && GOFLAGS=-buildvcs=false go build -o "$bin" ./cmd/ferretdb)
 rm -rf "$src"
 rm -f "$bin".v* && touch "$marker"
