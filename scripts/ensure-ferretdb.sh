@@ -32,11 +32,10 @@ grep -q 'IDColumn = DefaultColumn + "->\\"_id\\""' "$meta" || { echo "[setup] co
 # connection) open until the command ended, so one command of as many updates as its pool has connections hung.
 # (Not looking for a repository above it: inside one, git apply would take the paths as that one's.)
 (cd "$src" && GIT_CEILING_DIRECTORIES="$(dirname "$src")" git apply "$root/scripts/ferretdb-id-lookups.patch")
-for patched in sqlite/collection.go postgresql/query.go; do
-  grep -q 'func idsIn' "$src/internal/backends/$patched" || { echo "[setup] could not patch FerretDB's \$in by _id" >&2; exit 1; }
+for check in 'backends/sqlite/collection.go:func idsIn' 'backends/postgresql/query.go:func idsIn' \
+  'backends/postgresql/query.go:func idEqual' 'handler/msg_update.go:read := iterator.Values'; do
+  grep -q "${check#*:}" "$src/internal/${check%%:*}" || { echo "[setup] could not patch FerretDB ($check)" >&2; exit 1; }
 done
-grep -q 'func idEqual' "$src/internal/backends/postgresql/query.go" || { echo "[setup] could not patch FerretDB's _id equality" >&2; exit 1; }
-grep -q 'read := iterator.Values' "$src/internal/handler/msg_update.go" || { echo "[setup] could not patch FerretDB's update" >&2; exit 1; }
 (cd "$src" && GOFLAGS=-buildvcs=false go build -o "$bin" ./cmd/ferretdb)
 rm -rf "$src"
 rm -f "$bin".v* && touch "$marker"

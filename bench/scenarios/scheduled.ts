@@ -46,20 +46,23 @@ const scenario: Scenario = {
     const arrivals = new Map<string, number>();
     const received = new Set<string>();
     let invalidSignatures = 0;
-    const secrets = new Map<string, string>();
+    /** Each endpoint's verifier (the library's, built once from its secret), by its path. */
+    const verifiers = new Map<string, Webhook>();
     const receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const at = Date.now();
         const body = Buffer.concat(chunks).toString();
+        const id = String(req.headers['webhook-id']);
         try {
-          new Webhook(secrets.get(req.url ?? '') ?? '').verify(body, {
-            'webhook-id': String(req.headers['webhook-id']),
+          const verifier = verifiers.get(req.url ?? '');
+          if (!verifier) throw new Error(`no endpoint at ${req.url}`);
+          verifier.verify(body, {
+            'webhook-id': id,
             'webhook-timestamp': String(req.headers['webhook-timestamp']),
             'webhook-signature': String(req.headers['webhook-signature']),
           });
-          const id = String(req.headers['webhook-id']);
           if (req.url === '/hooks/0' && !arrivals.has(id)) arrivals.set(id, at);
           received.add(`${req.url} ${id}`);
         } catch {
@@ -77,7 +80,7 @@ const scenario: Scenario = {
         `${receiverUrl}/hooks/${i}`,
         ['data_import.import_process.complete-v1'],
       );
-      secrets.set(`/hooks/${i}`, endpoint.secret);
+      verifiers.set(`/hooks/${i}`, new Webhook(endpoint.secret));
       activeFrom = Math.max(activeFrom, Date.parse(endpoint.active_from));
     }
     // Subscribed before the migration starts, as a team would: its events are those from `active_from` on

@@ -72,8 +72,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // One FerretDB for every test file's apps and processes. A stock FerretDB v1 update holds a PostgreSQL
       // connection while it waits for another (the project's build: only findAndModify), so commands in flight
       // across all its clients stay below its pool (README, "A server database"): 60 connections, and each test
-      // app or process at most MONGO_MAX_POOL_SIZE=6 (some eight at a time). A pool of 20 with the default 50 per process deadlocked
-      // under test/v2/limit.test.ts. A PostgreSQL others use needs max_connections above 60 plus theirs.
+      // app or process at most MONGO_MAX_POOL_SIZE=6 (some eight at a time). A pool of 20 with the default 50 per
+      // process deadlocked under test/v2/limit.test.ts. A PostgreSQL others use needs max_connections above 60
+      // plus theirs.
       const url = new URL(pg.url);
       url.searchParams.set('pool_max_conns', '60');
       mongoMaxPoolSize = '6';
