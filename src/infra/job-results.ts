@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { Redis } from 'ioredis';
 import type { RedisKeys } from './redis-keys.js';
 import { logConnectionErrors, workerConnection, type RedisClient, type RedisSettings } from './redis.js';
 
@@ -38,9 +39,15 @@ export function publishUnavailable(via: RedisClient, keys: RedisKeys, queue: str
   via.publish(keys.jobResults, JSON.stringify({ queue, jobId, unavailable: true })).catch(() => undefined);
 }
 
-/** One subscriber connection per API process; emits each result under `resultKey(queue, jobId)`. */
+/**
+ * One subscriber connection per API process; emits each result under `resultKey(queue, jobId)`. It subscribes
+ * again itself after every reconnect, not through ioredis (`autoResubscribe`): ioredis sends that `subscribe`
+ * with nobody listening to its promise, and a connection closed while it reconnects (between its ready check
+ * and the reply, as at a shutdown just after a Redis restart) fails it as an unhandled rejection.
+ */
 export class JobResults extends EventEmitter {
   private readonly subscriber: RedisClient;
+  private closing = false;
   /** Settles once subscribed (or the first attempt failed; ioredis keeps trying). */
   readonly ready: Promise<void>;
 
@@ -48,13 +55,20 @@ export class JobResults extends EventEmitter {
     super();
     // Many waits at once, each on its own event name: no per-name listener limit is reached.
     this.setMaxListeners(0);
-    this.subscriber = workerConnection(settings);
+    this.subscriber = workerConnection(settings, { autoResubscribe: false });
     logConnectionErrors(this.subscriber, log, 'job-results');
-    // Queued until connected; ioredis subscribes again after every reconnect.
-    this.ready = this.subscriber.subscribe(keys.jobResults).then(
-      () => undefined,
-      () => undefined,
-    );
+    const subscribe = () =>
+      this.subscriber.subscribe(keys.jobResults).then(
+        () => undefined,
+        () => undefined,
+      );
+    // Queued until connected: the first `ready` sends it.
+    this.ready = subscribe();
+    let connected = false;
+    this.subscriber.on('ready', () => {
+      if (connected && !this.closing) void subscribe();
+      connected = true;
+    });
     this.subscriber.on('message', (_channel: string, message: string) => {
       let parsed: { queue?: unknown; jobId?: unknown; result?: unknown; unavailable?: unknown };
       try {
@@ -69,7 +83,18 @@ export class JobResults extends EventEmitter {
     });
   }
 
-  close(): void {
-    this.subscriber.disconnect();
+  /**
+   * Closes the connection; resolves once its socket is closed (at once when it has none, reconnecting, or on a
+   * cluster, whose nodes close on their own).
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    const { subscriber } = this;
+    const ended =
+      subscriber instanceof Redis && ['connecting', 'connect', 'ready'].includes(subscriber.status)
+        ? new Promise<void>((resolve) => subscriber.once('end', () => resolve()))
+        : Promise.resolve();
+    subscriber.disconnect();
+    return ended;
   }
 }

@@ -111,10 +111,11 @@ export function producerConnection(settings: RedisSettings, extra: RedisOptions 
 }
 
 /** A worker-side connection: BullMQ workers block on Redis and must retry forever. */
-export function workerConnection(settings: RedisSettings): RedisClient {
+export function workerConnection(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
   return connect(settings, {
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
+    ...extra,
   });
 }
 

@@ -150,7 +150,7 @@ export default fp(
           [...events.values()].map((e) => withTimeout(e.close(), 2_000).catch(() => undefined)),
         );
         for (const connection of eventConnections) connection.disconnect();
-        results.close();
+        await results.close();
         await Promise.all([...queues.values()].map((q) => q.close()));
         producer.disconnect();
       },
