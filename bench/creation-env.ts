@@ -100,10 +100,21 @@ export async function pool<T>(
 
 type Timed = { status: number; ms: number; body: string };
 
+/** The `code` of an error body (none: not one). */
+function codeOf(body: string): string | null {
+  try {
+    return (JSON.parse(body) as { code?: string }).code ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Stage + create over real HTTP (node:http with keep-alive: a lighter load generator than fetch, so it takes
  * less of the machine from the service it measures), spread round-robin over one or more web processes. A
- * 429 (the creation limit; should not happen at exactly the limit) is retried after a short pause and counted.
+ * 429 (the creation limit; should not happen at exactly the limit) is retried after a short pause and counted; a
+ * create answered 503 is followed on the account's transfer status, or sent again, as the migration client does,
+ * and counted (`retried_503`, `followed_after_503` in the results).
  */
 export function httpCreationClient(options: {
   ports: number[];
@@ -113,13 +124,13 @@ export function httpCreationClient(options: {
 }) {
   const agent = new Agent({ keepAlive: true, maxSockets: options.inFlight });
   let turn = 0;
-  const post = (path: string, body: string, port: number): Promise<Timed> =>
+  const call = (method: 'GET' | 'POST', path: string, body: string, port: number): Promise<Timed> =>
     new Promise((resolve, reject) => {
       const t0 = performance.now();
       const req = request(
-        `http://127.0.0.1:${port}/v1/data-import/account-import-process/${path}/`,
+        `http://127.0.0.1:${port}/v1/data-import/${path}/`,
         {
-          method: 'POST',
+          method,
           agent,
           headers: { ...options.headers, 'content-length': Buffer.byteLength(body) },
         },
@@ -139,9 +150,33 @@ export function httpCreationClient(options: {
       req.on('error', reject);
       req.end(body);
     });
+  const post = (path: string, body: string, port: number) =>
+    call('POST', `account-import-process/${path}`, body, port);
+  /**
+   * Follows the account's creation on its transfer status: true once COMPLETED, false when the server knows of
+   * none running (UNKNOWN: the create is to be sent again), as the migration client does.
+   */
+  const completion = async (ext: string, port: number): Promise<boolean> => {
+    const deadline = Date.now() + 5 * 60_000;
+    for (;;) {
+      const status = await call('GET', `account-transfer-status/${SUPPLIER}/${ext}`, '', port);
+      const state = status.status === 200 ? (JSON.parse(status.body) as { status?: string }).status : null;
+      if (state === 'COMPLETED') return true;
+      if (state === 'UNKNOWN') return false;
+      if (Date.now() > deadline)
+        throw new Error(`create ${ext}: followed after a 503, status ${status.status} ${status.body}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
   const client = {
     retried429: 0,
     retried503: 0,
+    /** Creates answered 503 and followed to their end on the transfer status (left out of the latencies). */
+    followed: 0,
+    async follow(ext: string, port: number): Promise<boolean> {
+      client.followed++;
+      return completion(ext, port);
+    },
     /** Stages then creates one account (through the next web in turn), recording both latencies. */
     async stageAndCreate(ext: string, stageMs: number[] = [], createMs: number[] = []) {
       const port = options.ports[turn++ % options.ports.length]!;
@@ -164,19 +199,34 @@ export function httpCreationClient(options: {
         import_supplier_code: SUPPLIER,
         operations_team_name: TEAM,
       });
-      for (;;) {
+      // Whether a create of this account was answered 503: it may have gone on, or be going on, on the server.
+      let pending = false;
+      for (let round = 1; ; round++) {
         const created = await post('process', body, port);
         if (created.status === 429) {
           client.retried429++;
           await new Promise((r) => setTimeout(r, 20));
           continue;
         }
-        // A backing service that did not answer in time (a real client waits out Retry-After and sends again;
-        // the create is idempotent). Counted: a run with any is reported, not hidden.
-        if (created.status === 503 && client.retried503 < 100) {
+        const code = created.status === 201 ? null : codeOf(created.body);
+        // A backing service that did not answer in time. Counted: a run with any is reported, not hidden. A
+        // creation still running when the API stopped waiting is followed to its end on the transfer status, as
+        // the migration client does; anything else is sent again after a pause (the create is idempotent).
+        if (created.status === 503 && round < 10 && client.retried503 < 10_000) {
           client.retried503++;
           if (client.retried503 === 1) console.warn(`  first 503 (${ext}): ${created.body}`);
-          await new Promise((r) => setTimeout(r, 1000));
+          pending = true;
+          if (code === 'account_creation_pending' && (await client.follow(ext, port))) return;
+          if (code !== 'account_creation_pending') await new Promise((r) => setTimeout(r, 1000));
+          continue;
+        }
+        // Sent again after a 503: this client's own earlier create is running still, or has finished.
+        if (
+          pending &&
+          created.status === 400 &&
+          (code === 'account_import_in_progress' || code === 'account_import_process_already_imported')
+        ) {
+          if (await client.follow(ext, port)) return;
           continue;
         }
         if (created.status !== 201) throw new Error(`create ${ext}: ${created.status} ${created.body}`);

@@ -233,6 +233,7 @@ async function runTopology(backend: Backend, shape: Shape, extras: Extras = {}) 
       machine_utilisation: round((total * ACCOUNTS) / 1000 / (seconds * CORES), 2),
       retried_429: client.retried429,
       retried_503: client.retried503,
+      followed_after_503: client.followed,
     };
     const label = `${backend} ${shape.webs}+${shape.workers}${extras.cluster ? ' scaled' : ''}`;
     console.log(`  ${label}: ${JSON.stringify(result)}`);

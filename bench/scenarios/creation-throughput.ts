@@ -94,6 +94,8 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
     const warm = Array.from({ length: WARM_UP }, (_, i) => `WARM-${i}`);
     await pool(warm, LIMIT, (ext) => client.stageAndCreate(ext));
     client.retried429 = 0;
+    client.retried503 = 0;
+    client.followed = 0;
     const documentsBefore = await documentCount(e.app.db.conn);
     const cpu = cpuMeter({
       database: env.dbPid,
@@ -143,6 +145,8 @@ async function runOnce(env: BenchEnv, kind: PayloadKind, size: number, months: n
       stage: latencySummary(stageMs),
       create: latencySummary(createMs),
       retried_429: client.retried429,
+      retried_503: client.retried503,
+      followed_after_503: client.followed,
     };
   } finally {
     client.close();
