@@ -152,30 +152,27 @@ export function httpCreationClient(options: {
     });
   const post = (path: string, body: string, port: number) =>
     call('POST', `account-import-process/${path}`, body, port);
-  /**
-   * Follows the account's creation on its transfer status: true once COMPLETED, false when the server knows of
-   * none running (UNKNOWN: the create is to be sent again), as the migration client does.
-   */
-  const completion = async (ext: string, port: number): Promise<boolean> => {
-    const deadline = Date.now() + 5 * 60_000;
-    for (;;) {
-      const status = await call('GET', `account-transfer-status/${SUPPLIER}/${ext}`, '', port);
-      const state = status.status === 200 ? (JSON.parse(status.body) as { status?: string }).status : null;
-      if (state === 'COMPLETED') return true;
-      if (state === 'UNKNOWN') return false;
-      if (Date.now() > deadline)
-        throw new Error(`create ${ext}: followed after a 503, status ${status.status} ${status.body}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
   const client = {
     retried429: 0,
     retried503: 0,
     /** Creates answered 503 and followed to their end on the transfer status (left out of the latencies). */
     followed: 0,
+    /**
+     * Follows the account's creation on its transfer status: true once COMPLETED, false when the server knows of
+     * none running (UNKNOWN: the create is to be sent again), as the migration client does.
+     */
     async follow(ext: string, port: number): Promise<boolean> {
       client.followed++;
-      return completion(ext, port);
+      const deadline = Date.now() + 5 * 60_000;
+      for (;;) {
+        const status = await call('GET', `account-transfer-status/${SUPPLIER}/${ext}`, '', port);
+        const state = status.status === 200 ? (JSON.parse(status.body) as { status?: string }).status : null;
+        if (state === 'COMPLETED') return true;
+        if (state === 'UNKNOWN') return false;
+        if (Date.now() > deadline)
+          throw new Error(`create ${ext}: followed after a 503, status ${status.status} ${status.body}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
     },
     /** Stages then creates one account (through the next web in turn), recording both latencies. */
     async stageAndCreate(ext: string, stageMs: number[] = [], createMs: number[] = []) {
@@ -216,8 +213,9 @@ export function httpCreationClient(options: {
           client.retried503++;
           if (client.retried503 === 1) console.warn(`  first 503 (${ext}): ${created.body}`);
           pending = true;
-          if (code === 'account_creation_pending' && (await client.follow(ext, port))) return;
-          if (code !== 'account_creation_pending') await new Promise((r) => setTimeout(r, 1000));
+          if (code === 'account_creation_pending') {
+            if (await client.follow(ext, port)) return;
+          } else await new Promise((r) => setTimeout(r, 1000));
           continue;
         }
         // Sent again after a 503: this client's own earlier create is running still, or has finished.
