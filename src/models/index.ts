@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import type { Connection, Model } from 'mongoose';
 import { accountImportProcessSchema } from './account-import-process.js';
 import { accountSchema } from './account.js';
 import { emailDeliverySchema } from './email-delivery.js';
@@ -58,7 +58,8 @@ export function modelsFor(conn: Connection): Models {
  * the whole schema exists, and no collection is first created later by whichever process happens to write to
  * it. It reads first (the collections, each one's indexes) and writes only what is missing, so a boot against
  * a complete schema, the usual case, writes nothing (on FerretDB over PostgreSQL every index creation request
- * rewrites the collection's metadata, even when the index exists).
+ * rewrites the collection's metadata, even when the index exists). On FerretDB only the unique indexes are made
+ * (`syncIndexes`).
  */
 export async function syncSchema(models: Models): Promise<string[]> {
   const conn = models.Organisation.db;
@@ -67,12 +68,13 @@ export async function syncSchema(models: Models): Promise<string[]> {
   const all = [...Object.values(models), stagedPayloadModel(conn)];
   const listed = await conn.db!.listCollections({}, { nameOnly: true }).toArray();
   const existing = new Set(listed.map((c) => c.name));
+  const uniqueOnly = await answersReadsByIdOnly(conn);
   const names: string[] = [];
   for (const model of all) {
     const name = model.collection.collectionName;
     try {
       if (!existing.has(name)) await model.createCollection();
-      if ((await model.diffIndexes()).toCreate.length > 0) await model.createIndexes();
+      await syncIndexes(model, uniqueOnly);
     } catch (err) {
       throw staleFerretDbSchema(err, name) ?? err;
     }
@@ -80,6 +82,44 @@ export async function syncSchema(models: Models): Promise<string[]> {
   }
   return names;
 }
+
+/**
+ * Whether the server is FerretDB (its `buildInfo` says so). FerretDB v1 answers a read from an index only when
+ * it is by `_id`: on SQLite any other filter reads the whole table, and on PostgreSQL the equality it pushes
+ * down is a JSON containment (`@>`), which its indexes (B-trees of one field each) cannot serve; a sort is
+ * never pushed down. An index there serves uniqueness, or nothing.
+ */
+async function answersReadsByIdOnly(conn: Connection): Promise<boolean> {
+  const info = await conn.db!.admin().command({ buildInfo: 1 });
+  return typeof info.ferretdbVersion === 'string';
+}
+
+/**
+ * Creates the model's declared indexes that are missing. With `uniqueOnly` (FerretDB, see above) only the
+ * unique ones, which guarantee what the code relies on (one account per process, one delivery per event and
+ * endpoint, ...), and an index that is not unique is dropped where an earlier version made it: it would cost
+ * every insert and update of the collection (a tenth to a quarter of a small document's insert, measured) and
+ * serve no read. On MongoDB every declared index is made, those that serve reads included (the sweep's outbox
+ * and due times, an organisation's deliveries, an account's notes by content).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any of the schema's models
+async function syncIndexes(model: Model<any>, uniqueOnly: boolean): Promise<void> {
+  const { toCreate } = await model.diffIndexes({ indexOptionsToCreate: true });
+  const missing = toCreate as unknown as [Record<string, 1 | -1>, { unique?: boolean }][];
+  if (!uniqueOnly) {
+    if (missing.length > 0) await model.createIndexes();
+    return;
+  }
+  for (const [keys, options] of missing) if (options.unique) await model.collection.createIndex(keys, options);
+  for (const index of await model.listIndexes())
+    if (index.name !== '_id_' && !index.unique)
+      // Another process booting at the same time may have dropped it first.
+      await model.collection.dropIndex(index.name as string).catch((err: { code?: number }) => {
+        if (err.code !== INDEX_NOT_FOUND) throw err;
+      });
+}
+
+const INDEX_NOT_FOUND = 27;
 
 /**
  * FerretDB v1 over PostgreSQL reads the list of collections once, at its first request: when another FerretDB

@@ -26,8 +26,9 @@ export const webhookDeliverySchema = new Schema(
   { timestamps: true, collection: 'webhook_deliveries', versionKey: false },
 );
 // No index on status and due time: the sweep finds pending deliveries in `webhook_due` (`models/webhook-outbox.ts`),
-// and an index that nothing reads still costs every delivery's insert and update. (A database made before keeps its
-// `status_1_nextAttemptAt_1`, harmless; drop it at leisure.)
+// and an index that nothing reads still costs every delivery's insert and update. (A MongoDB database made before
+// keeps its `status_1_nextAttemptAt_1`, harmless; drop it at leisure. On FerretDB the schema sync drops it, with
+// every index that is not unique: `syncIndexes` in `models/index.ts`.)
 export type WebhookDelivery = InferSchemaType<typeof webhookDeliverySchema>;
 
 export const deliveryId = (eventId: string, endpointId: string) => `${eventId}.${endpointId}`;
