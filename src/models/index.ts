@@ -110,7 +110,8 @@ async function syncIndexes(model: Model<any>, uniqueOnly: boolean): Promise<void
     if (missing.length > 0) await model.createIndexes();
     return;
   }
-  for (const [keys, options] of missing) if (options.unique) await model.collection.createIndex(keys, options);
+  for (const [keys, options] of missing)
+    if (options.unique) await model.collection.createIndex(keys, options);
   for (const index of await model.listIndexes())
     if (index.name !== '_id_' && !index.unique)
       // Another process booting at the same time may have dropped it first.
