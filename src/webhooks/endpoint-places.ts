@@ -12,7 +12,13 @@ export const KEEP_IDLE_MS = LOOK_EVERY_MS;
  * A delivery waiting in line: how to wake it between two looks, and the hand-over of a place freed in this
  * process, once one is under way (`given`: whether it succeeded).
  */
-type Waiter = { delivery: string; wake: (() => void) | null; given: Promise<boolean> | null };
+type Waiter = {
+  delivery: string;
+  /** When it came (`Waiting.arrivals`): the line is in this order. */
+  arrival: number;
+  wake: (() => void) | null;
+  given: Promise<boolean> | null;
+};
 /** An endpoint's deliveries waiting in this process, first come first served. */
 type Line = { waiters: Waiter[] };
 /**
@@ -27,9 +33,16 @@ type Place = { member: string; until: number };
 type Waiting = {
   lines: Map<string, Line>;
   total: number;
+  /** Deliveries that came for a place so far: one that asked Redis in vain joins the line before later ones. */
+  arrivals: number;
   held: Map<string, Place>;
   /** How many of `held` are each endpoint's. */
   heldCount: Map<string, number>;
+  /**
+   * Places being asked of Redis, by endpoint: counted as held until the answer, so that deliveries arriving
+   * together (the creations of one wave end at once) do not each ask for a place that cannot be free.
+   */
+  asking: Map<string, number>;
   /** Places given back with nobody waiting, kept a moment (`KEEP_IDLE_MS`), by endpoint. */
   idle: Map<string, { place: Place; timer: NodeJS.Timeout }[]>;
   fleet: WebhookFleetState;
@@ -67,7 +80,16 @@ export class EndpointPlaces {
     this.keepIdleMs = options.keepIdleMs ?? KEEP_IDLE_MS;
     let state = waitingOf.get(fleetRedis);
     if (!state) {
-      state = { lines: new Map(), total: 0, held: new Map(), heldCount: new Map(), idle: new Map(), fleet };
+      state = {
+        lines: new Map(),
+        total: 0,
+        arrivals: 0,
+        held: new Map(),
+        heldCount: new Map(),
+        asking: new Map(),
+        idle: new Map(),
+        fleet,
+      };
       waitingOf.set(fleetRedis, state);
     }
     this.waiting = state;
@@ -81,17 +103,21 @@ export class EndpointPlaces {
   async take(endpointId: string, delivery: string, holdsWorker = true): Promise<boolean> {
     const state = this.waiting;
     const key = heldKey(endpointId, delivery);
+    const arrival = state.arrivals++;
     let line = state.lines.get(endpointId);
     if (!line?.waiters.length) {
       if (this.takeKept(endpointId, delivery)) return true;
-      // Not asked when every place the endpoint has is this process's: none can be free.
+      // Not asked when every place the endpoint has is this process's, or being asked for: none can be free.
       if (this.holding(endpointId) < this.limit && (await this.takeSlot(endpointId, delivery))) return true;
     }
     if (holdsWorker && state.total >= this.maxWaiting) return false;
     line = state.lines.get(endpointId) ?? { waiters: [] };
     state.lines.set(endpointId, line);
-    const me: Waiter = { delivery, wake: null, given: null };
-    line.waiters.push(me);
+    const me: Waiter = { delivery, arrival, wake: null, given: null };
+    // Behind those that came before it; ahead of those that came while it asked Redis.
+    let at = line.waiters.length;
+    while (at > 0 && line.waiters[at - 1]!.arrival > arrival) at--;
+    line.waiters.splice(at, 0, me);
     if (holdsWorker) state.total++;
     const deadline = Date.now() + PLACE_WAIT_MS;
     try {
@@ -122,7 +148,7 @@ export class EndpointPlaces {
         // take it out of turn, each look a call to Redis).
         if (!me.given && line.waiters[0] === me && this.holding(endpointId) < this.limit) {
           const from = this.clock();
-          if (await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs)) {
+          if (await this.ask(endpointId, delivery)) {
             // Handed a place meanwhile too: one is enough. A hand-over in Redis is a lease in this delivery's
             // name, the same as the one just taken; a hand-over here is another's, and the one taken goes back.
             const handed = me.given && (await me.given) ? state.held.get(key) : undefined;
@@ -191,9 +217,25 @@ export class EndpointPlaces {
     return place;
   }
 
-  /** The endpoint's places this process holds: its deliveries' and those it keeps idle. */
+  /** The endpoint's places this process holds (its deliveries' and those it keeps idle) or is asking for. */
   private holding(endpointId: string): number {
-    return (this.waiting.heldCount.get(endpointId) ?? 0) + (this.waiting.idle.get(endpointId)?.length ?? 0);
+    const { heldCount, idle, asking } = this.waiting;
+    return (
+      (heldCount.get(endpointId) ?? 0) + (idle.get(endpointId)?.length ?? 0) + (asking.get(endpointId) ?? 0)
+    );
+  }
+
+  /** Asks Redis for one of the endpoint's places (a lease in the delivery's name), counted as held meanwhile. */
+  private async ask(endpointId: string, delivery: string): Promise<boolean> {
+    const { asking } = this.waiting;
+    asking.set(endpointId, (asking.get(endpointId) ?? 0) + 1);
+    try {
+      return await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs);
+    } finally {
+      const left = asking.get(endpointId)! - 1;
+      if (left > 0) asking.set(endpointId, left);
+      else asking.delete(endpointId);
+    }
   }
 
   /** Keeps a place given back with nobody waiting for the process's next delivery, a moment, then gives it back. */
@@ -238,7 +280,7 @@ export class EndpointPlaces {
 
   private async takeSlot(endpointId: string, delivery: string): Promise<boolean> {
     const from = this.clock();
-    if (!(await this.fleet.takeSlot(endpointId, delivery, this.limit, this.leaseMs))) return false;
+    if (!(await this.ask(endpointId, delivery))) return false;
     this.hold(endpointId, delivery, { member: delivery, until: from + this.leaseMs });
     return true;
   }

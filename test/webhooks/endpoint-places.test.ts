@@ -133,6 +133,29 @@ describe('endpoint places', () => {
     await places.release(e, 'b');
   });
 
+  it('deliveries arriving together ask Redis for no more places than the endpoint has', async () => {
+    // The creations of a wave end at once, and their events' first attempts ask for places together.
+    const asked: string[] = [];
+    const counting = new (class extends WebhookFleetState {
+      override takeSlot(e: string, delivery: string, limit: number, leaseMs: number) {
+        asked.push(delivery);
+        return super.takeSlot(e, delivery, limit, leaseMs);
+      }
+    })(t.app.redis, t.config.QUEUE_PREFIX);
+    const places = new EndpointPlaces(counting, {}, 2, 60_000, 10, { keepIdleMs: 0 });
+    const e = endpoint();
+    const takes = Array.from({ length: 10 }, (_, i) => places.take(e, `d${i}`));
+    expect(await Promise.all(takes.slice(0, 2))).toEqual([true, true]);
+    expect(await settled(Promise.race(takes.slice(2)))).toBe(false);
+    // Only the first two asked; the others wait in line for the places the process gives back.
+    expect(asked).toEqual(['d0', 'd1']);
+    for (let i = 0; i < 10; i++) {
+      expect(await takes[i]).toBe(true);
+      await places.release(e, `d${i}`);
+    }
+    expect(asked).toEqual(['d0', 'd1']);
+  });
+
   it('finds a place another process gave back, by looking again: the first in line takes it', async () => {
     const e = endpoint();
     const other = processPlaces({}, 1);
