@@ -99,9 +99,8 @@ async function answersReadsByIdOnly(conn: Connection): Promise<boolean> {
  * unique ones, which guarantee what the code relies on (one account per process, one delivery per event and
  * endpoint, ...), and an index that is not unique is dropped where an earlier version made it: it would cost
  * every insert and update of the collection (about 30% more of FerretDB's CPU for a small document's insert,
- * measured) and
- * serve no read. On MongoDB every declared index is made, those that serve reads included (the sweep's outbox
- * and due times, an organisation's deliveries, an account's notes by content).
+ * measured) and serve no read. On MongoDB every declared index is made, those that serve reads included (the
+ * sweep's outbox and due times, an organisation's deliveries, an account's notes by content).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any of the schema's models
 async function syncIndexes(model: Model<any>, uniqueOnly: boolean): Promise<void> {
