@@ -1,11 +1,14 @@
 import { Schema } from 'mongoose';
 
 /**
- * The outbox's index: one entry per import event written undispatched (someone may be owed its webhook), `_id`
- * the event's `_id`, written before the event and deleted once the event is dispatched. The outbox sweep reads
- * this collection, which holds only the events still in flight, instead of querying `import_events`: on
- * FerretDB a query on anything but `_id` reads the whole collection, and that grows with the migration (30,000
- * events, 10,000 accounts, cost it 6 s of CPU per sweep). Same on MongoDB, where it replaces an index.
+ * The outbox's index: the import events written undispatched (someone may be owed their webhook), written
+ * before the events and deleted once they are dispatched. Most are pages (`_id` `page:…`, `keys` the events'
+ * `_id`s, `occurredAt` the earliest event's), one per group of events a process writes together
+ * (`storage/webhook-outbox.ts`); an event whose dispatch leaves its writer has an entry of its own (`_id` the
+ * event's `_id`). The outbox sweep reads this collection, which holds only the events still in flight, instead
+ * of querying `import_events`: on FerretDB a query on anything but `_id` reads the whole collection, and that
+ * grows with the migration (30,000 events, 10,000 accounts, cost it 6 s of CPU per sweep). Same on MongoDB,
+ * where it replaces an index.
  *
  * The entry with `_id` `LEGACY_SCAN_ID` says that events written undispatched, and deliveries written pending,
  * before these entries existed have been given one (see `WebhookStore.indexLegacy`); its `occurredAt` is the
@@ -15,6 +18,8 @@ export const webhookOutboxSchema = new Schema(
   {
     _id: { type: String, required: true },
     occurredAt: { type: Date, required: true },
+    /** A page's events (`storage/outbox-pages.ts`); none on an event's own entry. */
+    keys: { type: [String], default: undefined },
   },
   { collection: 'webhook_outbox', versionKey: false },
 );

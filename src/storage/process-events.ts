@@ -174,6 +174,8 @@ export class ProcessEventLog {
         await this.count(process, after(), pending);
         return { result, recorded: recordedOf(doc, subscribed), state: after() };
       }
+      // The position is another writer's, and so is its event's outbox entry: this writer's cover goes.
+      await this.outbox().lostInsert(doc._id);
       if (pending)
         await this.progress()
           ?.forget(process.importSupplier, pending)
@@ -272,6 +274,8 @@ export class ProcessEventLog {
         .catch(() => undefined);
     }
     if (outcome === 'inserted') return recordedOf(doc, subscribed);
+    // Written before (by this writer's retried insert, or another's): whoever dispatches it deletes its entry.
+    if (!doc.dispatched) await this.outbox().handOver(doc);
     const there = await this.model
       .findById(doc._id, { eventId: 1, dispatched: 1 })
       .lean<RecordedEvent>()

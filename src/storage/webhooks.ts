@@ -3,9 +3,9 @@ import type { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { ImportEventDoc } from '../models/import-event.js';
 import { deliveryId, type WebhookDelivery } from '../models/webhook-delivery.js';
-import { LEGACY_SCAN_ID, NEVER } from '../models/webhook-outbox.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { batchedDelete } from './group-commit.js';
+import { indexLegacy, OutboxPages } from './webhook-outbox.js';
 import { retryTransient } from './transient.js';
 
 /**
@@ -70,8 +70,12 @@ type Remembered = { endpoints: EndpointRow[]; readAt: number };
 export class WebhookStore {
   /** What event writers remember of organisations' endpoints, and for how long (see `rememberAudience`). */
   private audience: { known: LRUCache<string, Remembered>; forMs: number } | null = null;
+  /** The outbox entries of the events this process writes undispatched, several to a page. */
+  private readonly pages: OutboxPages;
 
-  constructor(private readonly models: Models) {}
+  constructor(private readonly models: Models) {
+    this.pages = new OutboxPages(models.WebhookOutbox);
+  }
 
   /**
    * Lets `anySubscribed` remember an organisation's endpoints for half of `activationDelayMs` (the delay
@@ -176,29 +180,45 @@ export class WebhookStore {
   }
 
   /**
-   * An event about to be written undispatched gets its outbox entry first (`models/webhook-outbox.ts`), so a
-   * writer dying between the two leaves an entry the sweep deals with, never an event it cannot find. The entry
-   * of a writer that loses the insert to another stays: it is the winner's entry too (same `_id`). Nothing for
-   * an event written dispatched.
+   * An event about to be written undispatched is put on an outbox page first (`outbox-pages.ts`), so a writer
+   * dying between the two leaves a page the sweep deals with, never an event it cannot find. A writer that
+   * loses the insert to another hands the event over (`handOver`). Nothing for an event written dispatched.
    */
   async expectDispatch(event: { _id: string; dispatched: boolean; occurredAt: Date }): Promise<void> {
     if (event.dispatched) return;
-    const entry = { _id: event._id, occurredAt: event.occurredAt };
-    await retryTransient(() => batchedInsert(this.models.WebhookOutbox, [entry]));
+    await retryTransient(() => this.pages.cover(event._id, event.occurredAt));
   }
 
   /**
-   * The event is dispatched: its outbox entry goes (the event itself is not written again: on FerretDB an
-   * update rewrites the whole event). Dispatching it again would add nothing, so a crash just before this
-   * costs one more dispatch, found by the sweep. Sent with other dispatches' deletes in one command.
+   * The event's dispatch leaves this process (a dispatch job, or the writer that won its insert): it gets an
+   * outbox entry of its own, which that dispatch deletes, before it leaves this process's page.
+   */
+  async handOver(event: { _id: string; occurredAt: Date }): Promise<void> {
+    await this.pages.handOver(event._id, event.occurredAt);
+  }
+
+  /** The writer lost the event's insert to another writer, whose event it is: it leaves this writer's page. */
+  async lostInsert(key: string): Promise<void> {
+    await this.pages.release(key);
+  }
+
+  /**
+   * The event is dispatched: it leaves its page, or its own outbox entry goes (the event itself is not written
+   * again: on FerretDB an update rewrites the whole event). Dispatching it again would add nothing, so a crash
+   * just before this costs one more dispatch, found by the sweep. Sent with other dispatches' deletes in one
+   * command.
    */
   async markDispatched(key: string): Promise<void> {
+    if (await this.pages.release(key)) return;
     await retryTransient(() => batchedDelete(this.models.WebhookOutbox, key));
   }
 
-  /** Whether an event written undispatched is still waiting for its dispatch (its outbox entry is there). */
+  /** Whether an event written undispatched is still waiting for its dispatch (an entry or a page holds it). */
   async undispatched(key: string): Promise<boolean> {
-    return (await retryTransient(() => this.models.WebhookOutbox.exists({ _id: key }).exec())) !== null;
+    const found = await retryTransient(() =>
+      this.models.WebhookOutbox.exists({ $or: [{ _id: key }, { keys: key }] }).exec(),
+    );
+    return found !== null;
   }
 
   /**
@@ -245,49 +265,25 @@ export class WebhookStore {
 
   /**
    * Events recorded at least `olderThanMs` ago and not dispatched yet: the relay's misses (a crash between the
-   * write and the dispatch, Redis down). Read from the outbox's entries, which hold only the events in flight.
+   * write and the dispatch, Redis down). Read from the outbox, which holds only the events in flight. A page
+   * among them is expanded: its events get entries of their own (so their dispatches delete them), then it goes.
    */
   async undispatchedEvents(olderThanMs: number, limit: number, now: Date) {
-    return retryTransient(() =>
+    const found = await retryTransient(() =>
       this.models.WebhookOutbox.find({ occurredAt: { $lt: new Date(now.getTime() - olderThanMs) } })
         .limit(limit)
-        .lean<{ _id: string; occurredAt: Date }[]>()
+        .lean<{ _id: string; occurredAt: Date; keys?: string[] }[]>()
         .exec(),
     );
+    return this.pages.expand(found);
   }
 
   /**
-   * Once per database: gives an entry to every event written undispatched, and every delivery written pending,
-   * before the entries existed (by an earlier version), so the sweep, which reads only the entries, still finds
-   * them. Reads the event and delivery collections once, then never again (the outbox entry `LEGACY_SCAN_ID`
-   * says it is done). An event dispatched since it was written gets an entry too, and is dispatched again for
-   * nothing: harmless, and few (those of the minutes around the upgrade). Returns how many entries it wrote.
+   * Once per database: gives an outbox entry to every event written undispatched, and a due entry to every
+   * delivery written pending, by a version before the entries (`indexLegacy` in `webhook-outbox.ts`).
    */
   async indexLegacy(now: Date): Promise<number> {
-    const outbox = this.models.WebhookOutbox;
-    if (await retryTransient(() => outbox.exists({ _id: LEGACY_SCAN_ID }).exec())) return 0;
-    const [events, deliveries] = await Promise.all([
-      retryTransient(() =>
-        this.models.ImportEvent.find({ dispatched: false })
-          .select({ _id: 1, occurredAt: 1 })
-          .lean<{ _id: string; occurredAt: Date }[]>()
-          .exec(),
-      ),
-      retryTransient(() =>
-        this.models.WebhookDelivery.find({ status: 'pending' })
-          .select({ _id: 1, nextAttemptAt: 1 })
-          .lean<{ _id: string; nextAttemptAt: Date | null }[]>()
-          .exec(),
-      ),
-    ]);
-    const entries = events.map((e) => ({ _id: e._id, occurredAt: e.occurredAt }));
-    const due = deliveries.map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt ?? now }));
-    const outcomes = await Promise.all([
-      retryTransient(() => batchedInsert(outbox, entries)),
-      retryTransient(() => batchedInsert(this.models.WebhookDue, due)),
-    ]);
-    await retryTransient(() => batchedInsert(outbox, [{ _id: LEGACY_SCAN_ID, occurredAt: NEVER }]));
-    return outcomes.flat().filter((o) => o === 'inserted').length;
+    return indexLegacy(this.models, now);
   }
 
   /**

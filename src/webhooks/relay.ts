@@ -42,7 +42,14 @@ export async function relayEvents(
 ): Promise<void> {
   let pending = events.filter((e): e is RecordedEvent => !!e && !e.dispatched);
   if (pending.length === 0) return;
-  if (options.models) pending = await settleHere(options.models, queue, pending, requestId, options.dispatch);
+  if (options.models) {
+    pending = await settleHere(options.models, queue, pending, requestId, options.dispatch);
+    // Left to dispatch jobs: each gets an outbox entry of its own (which the job deletes), off its writer's page.
+    const store = webhookStore(options.models);
+    await Promise.all(
+      pending.map((e) => (e.occurredAt ? store.handOver({ _id: e._id, occurredAt: e.occurredAt }) : null)),
+    ).catch(() => undefined);
+  }
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
     pending.map((event) =>

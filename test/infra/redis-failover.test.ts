@@ -244,7 +244,9 @@ async function undeliveredReport(r: Receiver, webhookMaster: string): Promise<st
   const missing = events.filter((e) => !r.ids().has(e.eventId));
   if (missing.length === 0) return 'none';
   const keys = missing.map((e) => e._id);
-  const outbox = await WebhookOutbox.countDocuments({ _id: { $in: keys } });
+  const outbox = await WebhookOutbox.countDocuments({
+    $or: [{ _id: { $in: keys } }, { keys: { $in: keys } }],
+  });
   const deliveries = await WebhookDelivery.find({ eventKey: { $in: keys } })
     .select({ _id: 1, status: 1, attempts: 1, nextAttemptAt: 1, replays: 1 })
     .lean();

@@ -115,6 +115,17 @@ async function emit(
 const deliveryOf = (eventId: string, endpointId: string) =>
   t.app.db.models.WebhookDelivery.findById(`${eventId}.${endpointId}`).lean();
 
+/** Takes an event off the outbox (its own entry, or the page holding it): as an earlier version wrote it. */
+async function dropCover(key: string) {
+  const { WebhookOutbox } = t.app.db.models;
+  await WebhookOutbox.deleteOne({ _id: key });
+  for (const page of await WebhookOutbox.find({ keys: key }).lean()) {
+    const keys = page.keys!.filter((k) => k !== key);
+    if (keys.length === 0) await WebhookOutbox.deleteOne({ _id: page._id });
+    else await WebhookOutbox.updateOne({ _id: page._id }, { $set: { keys } });
+  }
+}
+
 describe('delivery', () => {
   it('sends the recorded body signed with the Standard Webhooks scheme; the receiver verifies it', async () => {
     const r = await receiver();
@@ -409,6 +420,68 @@ describe('who receives what', () => {
     await hooks.remove(ORG_A, endpoint.id);
   });
 
+  it('events recorded together share one outbox page, which goes once each of them is dispatched', async () => {
+    const { WebhookOutbox } = t.app.db.models;
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    const events = await Promise.all(Array.from({ length: 6 }, () => emit(ORG_A, { relay: false })));
+    const keys = events.map((e) => e.key);
+    // The first writer's page goes at once, the others' in the next insert: fewer documents than events, and
+    // none of its own.
+    const pages = await WebhookOutbox.find({ keys: { $in: keys } }).lean();
+    expect(pages.length).toBeGreaterThan(0);
+    expect(pages.length).toBeLessThan(keys.length);
+    expect(new Set(pages.flatMap((p) => p.keys!))).toEqual(new Set(keys));
+    expect(await WebhookOutbox.countDocuments({ _id: { $in: keys } })).toBe(0);
+    // Relayed (as their writer does): delivered from this process, and the pages deleted with the last of them.
+    await relayEvents(
+      t.app.queues.queue('webhooks'),
+      events.map((e) => e.recorded),
+      'test',
+      {
+        models: t.app.db.models,
+        dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() },
+      },
+    );
+    await until(async () => events.every((e) => r.ids().has(e.eventId)), 'every event delivered');
+    await until(
+      async () => (await WebhookOutbox.countDocuments({ keys: { $in: keys } })) === 0,
+      'the pages deleted',
+    );
+    expect(await WebhookOutbox.countDocuments({ _id: { $in: keys } })).toBe(0);
+    for (const e of events) expect(r.received.filter((x) => x.id === e.eventId)).toHaveLength(1);
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
+  it('a page its process never emptied (the process died) is expanded by the sweep: its events delivered, none twice', async () => {
+    const { WebhookOutbox } = t.app.db.models;
+    const store = webhookStore(t.app.db.models);
+    const r = await receiver();
+    const endpoint = await hooks.add(ORG_A, r.url);
+    // One event delivered already, one never dispatched: a dead writer's page holds both.
+    const done = await emit(ORG_A);
+    await until(async () => !(await store.undispatched(done.key)), 'the first event dispatched');
+    const left = await emit(ORG_A, { relay: false });
+    await dropCover(left.key);
+    const page = {
+      _id: `page:dead-writer-${counter}`,
+      keys: [done.key, left.key],
+      occurredAt: new Date(Date.now() - 60_000),
+    };
+    await WebhookOutbox.insertMany([page]);
+    await until(async () => r.ids().has(left.eventId), 'the undispatched event delivered');
+    await until(async () => !(await WebhookOutbox.exists({ _id: page._id })), 'the page gone');
+    for (const key of page.keys) await until(async () => !(await store.undispatched(key)), 'dispatched');
+    await until(
+      async () => (await deliveryOf(left.eventId, endpoint.id))?.status === 'delivered',
+      'the delivery settled',
+    );
+    // Dispatched again, the delivered event was not sent again.
+    expect(r.received.filter((x) => x.id === done.eventId)).toHaveLength(1);
+    expect(r.received.filter((x) => x.id === left.eventId)).toHaveLength(1);
+    await hooks.remove(ORG_A, endpoint.id);
+  });
+
   it('the outbox sweep reads its entries only: events from before them are indexed once per database, an entry without its event is forgotten', async () => {
     const { WebhookOutbox, WebhookDue, ImportEvent } = t.app.db.models;
     const store = webhookStore(t.app.db.models);
@@ -418,7 +491,7 @@ describe('who receives what', () => {
     // look at the events not done yet, gives it one and delivers it; then that look is done for good.
     const legacy = await emit(ORG_A, { relay: false });
     expect(await store.undispatched(legacy.key)).toBe(true);
-    await WebhookOutbox.deleteOne({ _id: legacy.key });
+    await dropCover(legacy.key);
     await WebhookOutbox.deleteOne({ _id: LEGACY_SCAN_ID });
     await until(
       async () => r.ids().has(legacy.eventId),
@@ -443,7 +516,7 @@ describe('who receives what', () => {
     expect(await t.app.redis.zscore(undelivered, `${legacy.eventId}.${endpoint.id}`)).toBeNull();
     // Done once: an undispatched event without an entry is not looked for again.
     const later = await emit(ORG_A, { relay: false });
-    await WebhookOutbox.deleteOne({ _id: later.key });
+    await dropCover(later.key);
     expect(await store.indexLegacy(new Date())).toBe(0);
     expect(await store.undispatched(later.key)).toBe(false);
     expect((await ImportEvent.findById(later.key).lean())?.dispatched).toBe(false);

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { Model } from 'mongoose';
+import type { Models } from '../models/index.js';
+import { LEGACY_SCAN_ID, NEVER } from '../models/webhook-outbox.js';
+import { batchedDelete, GroupCommit, type Pending } from './group-commit.js';
+import { batchedInsert } from './insert-batcher.js';
+import { retryTransient } from './transient.js';
+
+/**
+ * Outbox pages: the outbox entries of the events one process writes undispatched, several to a document.
+ *
+ * An event written undispatched needs an outbox entry before its insert (`WebhookStore.expectDispatch`), so a
+ * writer dying in between leaves something the sweep finds. On FerretDB a document costs the database about
+ * the same whatever it holds, so an entry per event, inserted then deleted, was two of the three document
+ * writes an event to one endpoint cost. Here the events whose entries are asked for together (the creations a
+ * worker runs at once end together) share one page, `{_id: 'page:…', keys, occurredAt}` in the outbox
+ * collection, written in one insert; the process keeps in memory which of its events are still open, and
+ * deletes the page once every one is dispatched here.
+ *
+ * An event whose dispatch leaves this process (a dispatch job, or an insert lost to another writer) is handed
+ * over first: it gets an entry of its own, which whoever dispatches it deletes, as before pages. A page whose
+ * process died, or that is still open after the sweep's grace, is expanded by the sweep into entries of their
+ * own (`WebhookStore.undispatchedEvents`), then deleted: its events are dispatched again, which adds nothing to
+ * those already dispatched (deliveries' ids are derived from the event's).
+ */
+
+export const PAGE_PREFIX = 'page:';
+
+/** A page still open this long is forgotten here (left to the sweep): a writer failed between cover and insert. */
+const FORGET_AFTER_MS = 60 * 60_000;
+
+type Page = { id: string; open: Set<string>; writtenAt: number };
+type Cover = { key: string; occurredAt: Date };
+
+type RawInsertOne = { insertOne(doc: object): Promise<unknown> };
+
+/** One page per round: every event asked for while the previous page was being written goes in the next. */
+class PageWriter extends GroupCommit<Cover, void> {
+  constructor(
+    private readonly collection: RawInsertOne,
+    private readonly opened: (page: Page) => void,
+  ) {
+    super();
+  }
+
+  protected async send(round: Pending<Cover, void>[]): Promise<void> {
+    const covers = round.flatMap((p) => p.items);
+    const keys = [...new Set(covers.map((c) => c.key))];
+    const occurredAt = new Date(Math.min(...covers.map((c) => c.occurredAt.getTime())));
+    const id = `${PAGE_PREFIX}${randomUUID()}`;
+    try {
+      await this.collection.insertOne({ _id: id, keys, occurredAt });
+    } catch (err) {
+      for (const p of round) p.reject(err);
+      return;
+    }
+    this.opened({ id, open: new Set(keys), writtenAt: Date.now() });
+    for (const p of round) p.resolve();
+  }
+}
+
+export class OutboxPages {
+  private readonly pageOf = new Map<string, Page>();
+  /** Open pages, oldest first. */
+  private readonly pages = new Set<Page>();
+  private readonly writer: PageWriter;
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the outbox model
+  constructor(private readonly model: Model<any>) {
+    this.writer = new PageWriter(model.collection as unknown as RawInsertOne, (page) => this.opened(page));
+  }
+
+  /** Resolves once the event's key is on a page written to the database. */
+  cover(key: string, occurredAt: Date): Promise<void> {
+    return this.writer.submit([{ key, occurredAt }]);
+  }
+
+  /**
+   * The event is dispatched: its key leaves its page, and the page goes once it has none left. False when no
+   * page of this process holds the key (its entry is one of its own).
+   */
+  async release(key: string): Promise<boolean> {
+    const page = this.pageOf.get(key);
+    if (!page) return false;
+    this.pageOf.delete(key);
+    page.open.delete(key);
+    if (page.open.size === 0) {
+      this.pages.delete(page);
+      await retryTransient(() => batchedDelete(this.model, page.id));
+    }
+    return true;
+  }
+
+  /**
+   * The event's dispatch leaves this process: it gets an entry of its own (`_id` its key) before it leaves its
+   * page. Nothing when no page of this process holds it. Should the insert fail, the key stays on its page.
+   */
+  async handOver(key: string, occurredAt: Date): Promise<void> {
+    if (!this.pageOf.has(key)) return;
+    await retryTransient(() => batchedInsert(this.model, [{ _id: key, occurredAt }]));
+    await this.release(key);
+  }
+
+  /**
+   * The sweep's find in the outbox, pages expanded: each page's events get entries of their own (so their
+   * dispatches delete them), then the page goes. Returns every event found.
+   */
+  async expand(found: { _id: string; occurredAt: Date; keys?: string[] }[]) {
+    const entries = found.filter((e) => !e._id.startsWith(PAGE_PREFIX));
+    for (const page of found.filter((e) => e._id.startsWith(PAGE_PREFIX))) {
+      const own = (page.keys ?? []).map((key) => ({ _id: key, occurredAt: page.occurredAt }));
+      await retryTransient(() => batchedInsert(this.model, own));
+      await retryTransient(() => this.model.deleteOne({ _id: page._id }).exec());
+      entries.push(...own);
+    }
+    return entries;
+  }
+
+  private opened(page: Page): void {
+    const now = Date.now();
+    for (const old of this.pages) {
+      if (now - old.writtenAt < FORGET_AFTER_MS) break;
+      this.pages.delete(old);
+      for (const key of old.open) if (this.pageOf.get(key) === old) this.pageOf.delete(key);
+    }
+    this.pages.add(page);
+    for (const key of page.open) {
+      // A key covered again (a second writer of the same event in this process): the new page covers it now.
+      const before = this.pageOf.get(key);
+      this.pageOf.set(key, page);
+      if (!before) continue;
+      before.open.delete(key);
+      if (before.open.size > 0) continue;
+      this.pages.delete(before);
+      void retryTransient(() => batchedDelete(this.model, before.id)).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Once per database: gives an entry to every event written undispatched, and every delivery written pending,
+ * before the entries existed (by an earlier version), so the sweep, which reads only the entries, still finds
+ * them. Reads the event and delivery collections once, then never again (the outbox entry `LEGACY_SCAN_ID`
+ * says it is done). An event dispatched since it was written gets an entry too, and is dispatched again for
+ * nothing: harmless, and few (those of the minutes around the upgrade). Returns how many entries it wrote.
+ */
+export async function indexLegacy(models: Models, now: Date): Promise<number> {
+  const outbox = models.WebhookOutbox;
+  if (await retryTransient(() => outbox.exists({ _id: LEGACY_SCAN_ID }).exec())) return 0;
+  const [events, deliveries] = await Promise.all([
+    retryTransient(() =>
+      models.ImportEvent.find({ dispatched: false })
+        .select({ _id: 1, occurredAt: 1 })
+        .lean<{ _id: string; occurredAt: Date }[]>()
+        .exec(),
+    ),
+    retryTransient(() =>
+      models.WebhookDelivery.find({ status: 'pending' })
+        .select({ _id: 1, nextAttemptAt: 1 })
+        .lean<{ _id: string; nextAttemptAt: Date | null }[]>()
+        .exec(),
+    ),
+  ]);
+  const entries = events.map((e) => ({ _id: e._id, occurredAt: e.occurredAt }));
+  const due = deliveries.map((d) => ({ _id: d._id, dueAt: d.nextAttemptAt ?? now }));
+  const outcomes = await Promise.all([
+    retryTransient(() => batchedInsert(outbox, entries)),
+    retryTransient(() => batchedInsert(models.WebhookDue, due)),
+  ]);
+  await retryTransient(() => batchedInsert(outbox, [{ _id: LEGACY_SCAN_ID, occurredAt: NEVER }]));
+  return outcomes.flat().filter((o) => o === 'inserted').length;
+}
