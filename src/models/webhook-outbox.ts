@@ -18,7 +18,7 @@ export const webhookOutboxSchema = new Schema(
   {
     _id: { type: String, required: true },
     occurredAt: { type: Date, required: true },
-    /** A page's events (`storage/outbox-pages.ts`); none on an event's own entry. */
+    /** A page's events (`storage/webhook-outbox.ts`); none on an event's own entry. */
     keys: { type: [String], default: undefined },
   },
   { collection: 'webhook_outbox', versionKey: false },

@@ -17,8 +17,10 @@ import { retryTransient } from './transient.js';
  * collection, written in one insert; the process keeps in memory which of its events are still open, and
  * deletes the page once every one is dispatched here.
  *
- * An event whose dispatch leaves this process (a dispatch job, or an insert lost to another writer) is handed
- * over first: it gets an entry of its own, which whoever dispatches it deletes, as before pages. A page whose
+ * An event whose dispatch leaves this process (a dispatch job; a post-import event another writer inserted
+ * first) is handed over first: it gets an entry of its own, which whoever dispatches it deletes, as before
+ * pages. A history position lost to another writer just leaves the page: the event there is the winner's, on
+ * the winner's page or entry. A page whose
  * process died, or that is still open after the sweep's grace, is expanded by the sweep into entries of their
  * own (`WebhookStore.undispatchedEvents`), then deleted: its events are dispatched again, which adds nothing to
  * those already dispatched (deliveries' ids are derived from the event's).
@@ -93,12 +95,17 @@ export class OutboxPages {
 
   /**
    * The event's dispatch leaves this process: it gets an entry of its own (`_id` its key) before it leaves its
-   * page. Nothing when no page of this process holds it. Should the insert fail, the key stays on its page.
+   * page. Nothing when no page of this process holds it. Never fails: should a write fail, the key stays on its
+   * page.
    */
   async handOver(key: string, occurredAt: Date): Promise<void> {
     if (!this.pageOf.has(key)) return;
-    await retryTransient(() => batchedInsert(this.model, [{ _id: key, occurredAt }]));
-    await this.release(key);
+    try {
+      await retryTransient(() => batchedInsert(this.model, [{ _id: key, occurredAt }]));
+      await this.release(key);
+    } catch {
+      // Left on its page, which the sweep expands in time.
+    }
   }
 
   /**

@@ -180,7 +180,7 @@ export class WebhookStore {
   }
 
   /**
-   * An event about to be written undispatched is put on an outbox page first (`outbox-pages.ts`), so a writer
+   * An event about to be written undispatched is put on an outbox page first (`webhook-outbox.ts`), so a writer
    * dying between the two leaves a page the sweep deals with, never an event it cannot find. A writer that
    * loses the insert to another hands the event over (`handOver`). Nothing for an event written dispatched.
    */
@@ -190,16 +190,19 @@ export class WebhookStore {
   }
 
   /**
-   * The event's dispatch leaves this process (a dispatch job, or the writer that won its insert): it gets an
-   * outbox entry of its own, which that dispatch deletes, before it leaves this process's page.
+   * The event's dispatch leaves this process (a dispatch job, or the writer that inserted it first): it gets an
+   * outbox entry of its own, which that dispatch deletes, before it leaves this process's page. Never fails.
    */
   async handOver(event: { _id: string; occurredAt: Date }): Promise<void> {
     await this.pages.handOver(event._id, event.occurredAt);
   }
 
-  /** The writer lost the event's insert to another writer, whose event it is: it leaves this writer's page. */
+  /**
+   * The writer lost the event's insert to another writer, whose event it is: it leaves this writer's page.
+   * Never fails (a page left behind is expanded by the sweep, and dispatches the winner's event once more).
+   */
   async lostInsert(key: string): Promise<void> {
-    await this.pages.release(key);
+    await this.pages.release(key).catch(() => undefined);
   }
 
   /**

@@ -48,7 +48,7 @@ export async function relayEvents(
     const store = webhookStore(options.models);
     await Promise.all(
       pending.map((e) => (e.occurredAt ? store.handOver({ _id: e._id, occurredAt: e.occurredAt }) : null)),
-    ).catch(() => undefined);
+    );
   }
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
