@@ -31,7 +31,8 @@ export const PAGE_PREFIX = 'page:';
 /** A page still open this long is forgotten here (left to the sweep): a writer failed between cover and insert. */
 const FORGET_AFTER_MS = 60 * 60_000;
 
-type Page = { id: string; open: Set<string>; writtenAt: number };
+/** A page written by this process, and how many of its covers of each event are still open. */
+type Page = { id: string; open: Map<string, number>; writtenAt: number };
 type Cover = { key: string; occurredAt: Date };
 
 type RawInsertOne = { insertOne(doc: object): Promise<unknown> };
@@ -56,13 +57,20 @@ class PageWriter extends GroupCommit<Cover, void> {
       for (const p of round) p.reject(err);
       return;
     }
-    this.opened({ id, open: new Set(keys), writtenAt: Date.now() });
+    const open = new Map<string, number>();
+    for (const c of covers) open.set(c.key, (open.get(c.key) ?? 0) + 1);
+    this.opened({ id, open, writtenAt: Date.now() });
     for (const p of round) p.resolve();
   }
 }
 
 export class OutboxPages {
-  private readonly pageOf = new Map<string, Page>();
+  /**
+   * The pages covering each event still open here, one per cover: two writers of the same event in this process
+   * (a history position both tried) each cover it, and each release takes one cover off, so the event stays on
+   * a page until the last.
+   */
+  private readonly pageOf = new Map<string, Page[]>();
   /** Open pages, oldest first. */
   private readonly pages = new Set<Page>();
   private readonly writer: PageWriter;
@@ -82,10 +90,13 @@ export class OutboxPages {
    * page of this process holds the key (its entry is one of its own).
    */
   async release(key: string): Promise<boolean> {
-    const page = this.pageOf.get(key);
+    const covering = this.pageOf.get(key);
+    const page = covering?.pop();
     if (!page) return false;
-    this.pageOf.delete(key);
-    page.open.delete(key);
+    if (covering!.length === 0) this.pageOf.delete(key);
+    const left = (page.open.get(key) ?? 1) - 1;
+    if (left > 0) page.open.set(key, left);
+    else page.open.delete(key);
     if (page.open.size === 0) {
       this.pages.delete(page);
       await retryTransient(() => batchedDelete(this.model, page.id));
@@ -128,18 +139,17 @@ export class OutboxPages {
     for (const old of this.pages) {
       if (now - old.writtenAt < FORGET_AFTER_MS) break;
       this.pages.delete(old);
-      for (const key of old.open) if (this.pageOf.get(key) === old) this.pageOf.delete(key);
+      for (const key of old.open.keys()) {
+        const covering = this.pageOf.get(key)!.filter((p) => p !== old);
+        if (covering.length > 0) this.pageOf.set(key, covering);
+        else this.pageOf.delete(key);
+      }
     }
     this.pages.add(page);
-    for (const key of page.open) {
-      // A key covered again (a second writer of the same event in this process): the new page covers it now.
-      const before = this.pageOf.get(key);
-      this.pageOf.set(key, page);
-      if (!before) continue;
-      before.open.delete(key);
-      if (before.open.size > 0) continue;
-      this.pages.delete(before);
-      void retryTransient(() => batchedDelete(this.model, before.id)).catch(() => undefined);
+    for (const [key, covers] of page.open) {
+      let covering = this.pageOf.get(key);
+      if (!covering) this.pageOf.set(key, (covering = []));
+      for (let i = 0; i < covers; i++) covering.push(page);
     }
   }
 }

@@ -482,6 +482,42 @@ describe('who receives what', () => {
     await hooks.remove(ORG_A, endpoint.id);
   });
 
+  it('two writers of one history position in a process: the loser leaves its page, the winner’s event stays on one until dispatched', async () => {
+    const { WebhookOutbox, ImportEvent } = t.app.db.models;
+    const store = webhookStore(t.app.db.models);
+    const orgDoc = await t.app.db.models.Organisation.findOne({ name: ORG_A }).lean();
+    const external = `RACE-${++counter}`;
+    const identity = {
+      key: processKey('HOOKS_A', external),
+      organisationId: orgDoc!._id,
+      importSupplier: 'HOOKS_A',
+      externalAccountNumber: external,
+    };
+    // Two logs of one process (each with its own cache of heads), both told someone is subscribed.
+    const subscribed = () => Promise.resolve(true);
+    const [a, b] = [0, 1].map(() => new ProcessEventLog(ImportEvent, () => null, subscribed));
+    const processed = () => ({
+      event: { kind: 'PROCESSED' as const, data: { kraken_account_number: 'A-0000000A' }, run: 'run-1' },
+      result: null,
+    });
+    const first = await a!.append(identity, processed, new Date());
+    const won = await b!.append(identity, processed, new Date());
+    // `a` tries the position after its cached head, which `b` took: it loses, and writes at the next one.
+    const lost = await a!.append(identity, processed, new Date());
+    const keys = [first, won, lost].map((r) => r.recorded!._id);
+    expect(new Set(keys).size).toBe(3);
+    expect(lost.state.seq).toBe(won.state.seq + 1);
+    // Every event written undispatched is on a page, the winner's too.
+    for (const key of keys) expect(await store.undispatched(key)).toBe(true);
+    expect(await WebhookOutbox.countDocuments({ _id: { $in: keys } })).toBe(0);
+    // Dispatched, the pages go.
+    for (const key of keys) await store.markDispatched(key);
+    await until(
+      async () => (await WebhookOutbox.countDocuments({ keys: { $in: keys } })) === 0,
+      'the pages deleted',
+    );
+  });
+
   it('the outbox sweep reads its entries only: events from before them are indexed once per database, an entry without its event is forgotten', async () => {
     const { WebhookOutbox, WebhookDue, ImportEvent } = t.app.db.models;
     const store = webhookStore(t.app.db.models);
