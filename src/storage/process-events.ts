@@ -174,7 +174,8 @@ export class ProcessEventLog {
         await this.count(process, after(), pending);
         return { result, recorded: recordedOf(doc, subscribed), state: after() };
       }
-      // The position is another writer's, and so is its event's outbox entry: this writer's cover goes.
+      // The position is another writer's, and so is the event there (on its writer's page or entry): this
+      // writer's cover goes.
       await this.outbox().lostInsert(doc._id);
       if (pending)
         await this.progress()

@@ -181,8 +181,9 @@ export class WebhookStore {
 
   /**
    * An event about to be written undispatched is put on an outbox page first (`webhook-outbox.ts`), so a writer
-   * dying between the two leaves a page the sweep deals with, never an event it cannot find. A writer that
-   * loses the insert to another hands the event over (`handOver`). Nothing for an event written dispatched.
+   * dying between the two leaves a page the sweep deals with, never an event it cannot find. A writer whose
+   * insert finds the event already there hands it over (`handOver`); one that lost a history position to another
+   * writer leaves its page (`lostInsert`). Nothing for an event written dispatched.
    */
   async expectDispatch(event: { _id: string; dispatched: boolean; occurredAt: Date }): Promise<void> {
     if (event.dispatched) return;
