@@ -6,8 +6,9 @@ import {
   type NewEvent,
   type ProcessEvent,
   type ProcessEventKind,
+  webhookTypeOf,
 } from '../domain/import-process/state.js';
-import type { ImportEventDoc } from '../models/import-event.js';
+import { processEventId, type ImportEventDoc } from '../models/import-event.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
 
 /**
@@ -82,4 +83,35 @@ export function describeEvent(event: ProcessEvent) {
   // Internal: the team's id (the request named it) and the hash of the payload a task creates from.
   const { operations_team_id: _team, payload_hash: _hash, ...data } = event.data;
   return { event: eventName(event.kind), occurred_at: formatUtcDatetime(event.occurredAt), data };
+}
+
+/**
+ * The fields of a history entry (before the schema's defaults): written dispatched when it has no webhook type or
+ * its writer found nobody subscribed (`subscribed` false; null when it could not tell).
+ */
+export function processEventFields(
+  process: ProcessIdentity,
+  seq: number,
+  event: NewEvent,
+  now: Date,
+  subscribed: boolean | null,
+) {
+  const eventId = newEventId();
+  const type = webhookTypeOf[event.kind];
+  return {
+    _id: processEventId(process.key, seq),
+    eventId,
+    organisationId: process.organisationId,
+    importSupplier: process.importSupplier,
+    externalAccountNumber: process.externalAccountNumber,
+    seq,
+    event: event.kind,
+    type,
+    data: JSON.stringify(event.data),
+    run: event.run ?? null,
+    body: type ? webhookBody(eventId, type, now, webhookData(process, event)) : null,
+    dispatched: type === null || subscribed === false,
+    writer: randomUUID(),
+    occurredAt: now,
+  };
 }

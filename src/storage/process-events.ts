@@ -20,10 +20,10 @@ import { retryTransient } from './transient.js';
 import { webhookStore } from './webhooks.js';
 import {
   newEventId,
+  processEventFields,
   recordedOf,
   toEvent,
   webhookBody,
-  webhookData,
   type EntryFields,
   type ProcessIdentity,
   type RecordedEvent,
@@ -156,7 +156,7 @@ export class ProcessEventLog {
       if (!event) return { result, recorded: null, state };
       const seq = state.seq + 1;
       const subscribed = await this.subscribed(process.organisationId, webhookTypeOf[event.kind], now);
-      const doc = this.processEventDocument(process, seq, event, now, subscribed);
+      const doc = completeDocument(this.model, processEventFields(process, seq, event, now, subscribed), now);
       const [pending] = await Promise.all([
         this.intend(process, { kind: 'event', ext: process.externalAccountNumber, seq, writer: doc.writer }),
         this.outbox().expectDispatch(doc),
@@ -318,36 +318,5 @@ export class ProcessEventLog {
   private async subscribed(organisationId: Types.ObjectId, type: string | null, now: Date) {
     if (!type || !this.audience) return null;
     return this.audience(organisationId, type, now).catch(() => null);
-  }
-
-  private processEventDocument(
-    process: ProcessIdentity,
-    seq: number,
-    event: NewEvent,
-    now: Date,
-    subscribed: boolean | null,
-  ) {
-    const eventId = newEventId();
-    const type = webhookTypeOf[event.kind];
-    return completeDocument(
-      this.model,
-      {
-        _id: processEventId(process.key, seq),
-        eventId,
-        organisationId: process.organisationId,
-        importSupplier: process.importSupplier,
-        externalAccountNumber: process.externalAccountNumber,
-        seq,
-        event: event.kind,
-        type,
-        data: JSON.stringify(event.data),
-        run: event.run ?? null,
-        body: type ? webhookBody(eventId, type, now, webhookData(process, event)) : null,
-        dispatched: type === null || subscribed === false,
-        writer: randomUUID(),
-        occurredAt: now,
-      },
-      now,
-    );
   }
 }
