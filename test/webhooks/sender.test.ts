@@ -12,6 +12,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      if (req.url === '/refused') return void res.writeHead(500).end('no');
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       if (req.url === '/endless') {
         // A body that never ends, 16 KB at a time.
@@ -55,4 +56,22 @@ it('a body that stalls is cut at the end of the delivery time: not delivered', a
   const result = await send('/stalled', 300);
   expect(result.delivered).toBe(false);
   expect(result.error).toMatch(/Abort|Timeout/);
+});
+
+it('an answer other than a 2xx is not delivered, with its status', async () => {
+  expect(await send('/refused', 5_000)).toEqual({ delivered: false, httpStatus: 500 });
+});
+
+it('a connection refused is not delivered, with no status and the error named', async () => {
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const result = await sendWebhook(
+    { url: new URL(`http://127.0.0.1:${closedPort}/x`), address: '127.0.0.1', family: 4 },
+    { id: 'msg_2', body: '{}', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    5_000,
+  );
+  expect(result).toMatchObject({ delivered: false, httpStatus: null });
+  expect(result.error).toBeTruthy();
 });
