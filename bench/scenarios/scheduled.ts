@@ -1,11 +1,6 @@
-import { createServer, Agent, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
 import { progressCountersOf } from '../../src/storage/progress-counters.js';
-import { freePort, waitForPort } from '../../test/support/processes.js';
-import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
+import { startReceiver, startServiceProcesses, untilActive } from '../scheduled-env.js';
 import { commandMeter, cpuMeter, latencySummary, round, type Scenario } from '../support.js';
 
 /** Realistic accounts scheduled per run: `BENCH_SCHEDULED_ACCOUNTS` (default 1,000). */
@@ -42,86 +37,25 @@ const scenario: Scenario = {
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
-    /** First arrival of each event at the first endpoint (the latency), and every endpoint's arrivals (counted). */
-    const arrivals = new Map<string, number>();
-    const received = new Set<string>();
-    let invalidSignatures = 0;
-    /** Each endpoint's verifier (the library's, built once from its secret), by its path. */
-    const verifiers = new Map<string, Webhook>();
-    const receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const at = Date.now();
-        const body = Buffer.concat(chunks).toString();
-        const id = String(req.headers['webhook-id']);
-        try {
-          const verifier = verifiers.get(req.url ?? '');
-          if (!verifier) throw new Error(`no endpoint at ${req.url}`);
-          verifier.verify(body, {
-            'webhook-id': id,
-            'webhook-timestamp': String(req.headers['webhook-timestamp']),
-            'webhook-signature': String(req.headers['webhook-signature']),
-          });
-          if (req.url === '/hooks/0' && !arrivals.has(id)) arrivals.set(id, at);
-          received.add(`${req.url} ${id}`);
-        } catch {
-          invalidSignatures++;
-        }
-        res.writeHead(204).end();
-      });
+    const receiver = await startReceiver();
+    const { arrivals, received } = receiver;
+    // Subscribed before the migration starts, as a team would.
+    const activeFrom: number[] = [];
+    for (let i = 0; i < ENDPOINTS; i++)
+      activeFrom.push(await receiver.subscribe(e.app.db.models, config, 'Bench Org'));
+    await untilActive(activeFrom);
+    const service = await startServiceProcesses(config, CLIENT_CONCURRENCY).catch(async (err: unknown) => {
+      await receiver.close();
+      await e.close();
+      throw err;
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    let activeFrom = 0;
-    for (let i = 0; i < ENDPOINTS; i++) {
-      const endpoint = await new WebhookOperations(e.app.db.models, config).add(
-        'Bench Org',
-        `${receiverUrl}/hooks/${i}`,
-        ['data_import.import_process.complete-v1'],
-      );
-      verifiers.set(`/hooks/${i}`, new Webhook(endpoint.secret));
-      activeFrom = Math.max(activeFrom, Date.parse(endpoint.active_from));
-    }
-    // Subscribed before the migration starts, as a team would: its events are those from `active_from` on
-    // (WEBHOOK_ACTIVATION_DELAY_MS after it was added).
-    const activeIn = activeFrom - Date.now();
-    if (activeIn > 0) await new Promise((r) => setTimeout(r, activeIn));
-
-    const port = await freePort();
-    // BENCH_CHILD_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the web and worker processes.
-    const base = childEnv(config, {
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      ...(process.env.BENCH_CHILD_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CHILD_NODE_OPTIONS } : {}),
-    });
-    const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
-    const worker = startProcess('worker', base);
-    const agent = new Agent({ keepAlive: true, maxSockets: CLIENT_CONCURRENCY });
     try {
-      await waitForPort(port);
       const schedule = (external: string): Promise<number> =>
-        new Promise((resolve, reject) => {
-          const body = JSON.stringify({
-            payload: {
-              ...e.template,
-              import_supplier: SUPPLIER,
-              external_account_number: external,
-              operations_team_name: TEAM,
-            },
-            task_params: { is_dry_run: false },
-          });
-          const req = request(
-            `http://127.0.0.1:${port}/v2/data-import/accounts/`,
-            { method: 'POST', agent, headers: { ...e.headers, 'content-length': Buffer.byteLength(body) } },
-            (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-              res.on('error', reject);
-            },
-          );
-          req.on('error', reject);
-          req.end(body);
-        });
+        service.schedule(
+          e.headers,
+          { ...e.template, import_supplier: SUPPLIER, external_account_number: external },
+          TEAM,
+        );
       const processed = () =>
         e.app.db.models.AccountImportProcess.countDocuments({
           importSupplier: SUPPLIER,
@@ -149,8 +83,7 @@ const scenario: Scenario = {
 
       const cpu = cpuMeter({
         database: env.dbPid,
-        web: web.proc.pid,
-        worker: worker.proc.pid,
+        ...service.pids,
         redis: env.redisPid,
         // This process: the client's schedules and the receiver's work (not the service's; on this machine
         // it competes with the service for the same cores).
@@ -195,16 +128,14 @@ const scenario: Scenario = {
         accounts_per_s: round(ACCOUNTS / seconds, 1),
         webhook_delivery_latency: latencySummary(latencies),
         webhooks_received: measured.length,
-        invalid_signatures: invalidSignatures,
+        invalid_signatures: receiver.counts.invalidSignatures,
         cpu_ms_per_account: cpuPerAccount,
         /** Database commands (FerretDB's counters) and Redis commands (INFO commandstats) per account. */
         commands_per_account: commandsPerAccount,
       };
     } finally {
-      agent.destroy();
-      await Promise.all([web.stop(), worker.stop()]);
-      receiver.closeAllConnections();
-      await new Promise<void>((r) => receiver.close(() => r()));
+      await service.stop();
+      await receiver.close();
       await e.close();
     }
   },
