@@ -10,6 +10,11 @@ const PHASES = Number(process.env.BENCH_SHARE_PHASES ?? 16);
 /** Realistic accounts per phase (`BENCH_SHARE_ACCOUNTS`, default 1,500). */
 const PER_PHASE = Number(process.env.BENCH_SHARE_ACCOUNTS ?? 1_500);
 const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
+/**
+ * `BENCH_SHARE_CONTROL=1`: the control run, with no endpoint subscribed on either side. It should read 1.0 within
+ * its spread: a method that favoured one tenant's phases would show here.
+ */
+const CONTROL = process.env.BENCH_SHARE_CONTROL === '1';
 const CLIENT_CONCURRENCY = 50;
 const WARM_UP = 100;
 /** The second tenant's organisation and cohort: nobody subscribed. */
@@ -49,7 +54,7 @@ const scenario: Scenario = {
       quiet: { headers: { ...e.headers, authorization: `Token ${quietToken}` }, supplier: QUIET_SUPPLIER },
     };
     const receiver = await startReceiver();
-    await untilActive([await receiver.subscribe(e.app.db.models, config, 'Bench Org')]);
+    if (!CONTROL) await untilActive([await receiver.subscribe(e.app.db.models, config, 'Bench Org')]);
     const service = await startServiceProcesses(config, CLIENT_CONCURRENCY).catch(async (err: unknown) => {
       await receiver.close();
       await e.close();
@@ -70,7 +75,7 @@ const scenario: Scenario = {
         const deadline = Date.now() + 30 * 60_000;
         while (
           ((await counters.counts(supplier)).PROCESSED ?? 0) < done[side] ||
-          receiver.received.size < done.subscribed
+          receiver.received.size < (CONTROL ? 0 : done.subscribed)
         ) {
           if (Date.now() > deadline) throw new Error(`timed out waiting for ${side}'s accounts`);
           await new Promise((r) => setTimeout(r, 50));
@@ -136,6 +141,7 @@ const scenario: Scenario = {
         return round(w.perSecond / wo.perSecond, 3);
       });
       return {
+        control: CONTROL,
         phases: PHASES,
         accounts_per_phase: PER_PHASE,
         creation_limit: LIMIT,
