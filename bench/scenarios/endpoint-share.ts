@@ -28,8 +28,8 @@ const withEndpoint = (i: number) => i % 4 === 0 || i % 4 === 3;
  * `scheduled`, in alternating phases of `PER_PHASE` accounts: two tenants on the same `web` and `worker`
  * processes, one with an endpoint subscribed to `complete-v1` (its webhooks received and verified here), one with
  * none. Separate runs, minutes apart, read the machine at different speeds (on a shared machine, one run's CPU
- * per account can be 1.7 times another's), which drowned a difference of a few percent; phases of half a minute,
- * in the order ABBA, read both sides at the same speeds. A phase runs from its first schedule to its last
+ * per account can be 1.7 times another's), which drowned a difference of a few percent; short phases (10 to 15 s
+ * each on this machine), in the order ABBA, read both sides at the same speeds. A phase runs from its first schedule to its last
  * PROCESSED event; the next starts once every account and webhook of the last has arrived. Reports accounts/s and
  * CPU per account on each side (over all its phases), their ratio, each pair's ratio, and every phase.
  */
