@@ -420,17 +420,16 @@ describe('who receives what', () => {
     await hooks.remove(ORG_A, endpoint.id);
   });
 
-  it('events recorded together share one outbox page, which goes once each of them is dispatched', async () => {
+  it('events recorded undispatched are on outbox pages, which go once each of them is dispatched', async () => {
     const { WebhookOutbox } = t.app.db.models;
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     const events = await Promise.all(Array.from({ length: 6 }, () => emit(ORG_A, { relay: false })));
     const keys = events.map((e) => e.key);
-    // The first writer's page goes at once, the others' in the next insert: fewer documents than events, and
-    // none of its own.
+    // Each on a page, none with an entry of its own. How many share a page depends on how the six writers'
+    // reads before it interleave (test/storage/webhook-outbox.test.ts shows the sharing itself).
     const pages = await WebhookOutbox.find({ keys: { $in: keys } }).lean();
     expect(pages.length).toBeGreaterThan(0);
-    expect(pages.length).toBeLessThan(keys.length);
     expect(new Set(pages.flatMap((p) => p.keys!))).toEqual(new Set(keys));
     expect(await WebhookOutbox.countDocuments({ _id: { $in: keys } })).toBe(0);
     // Relayed (as their writer does): delivered from this process, and the pages deleted with the last of them.
