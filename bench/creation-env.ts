@@ -36,11 +36,15 @@ export async function creationEnv(
   const app: FastifyInstance = await createApiServer(config);
   await app.ready();
   const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
-  const created = await ops.createOrganisation('Bench Org');
-  await ops.createSupplier(SUPPLIER, 'Bench Org', { documentRoot: 'bench' });
+  /** An organisation with a supplier of its own: the headers its API calls carry. */
+  const addTenant = async (org: string, supplier: string) => {
+    const created = await ops.createOrganisation(org);
+    await ops.createSupplier(supplier, org, { documentRoot: 'bench' });
+    const token = (await graphqlToken(app, { APIKey: created.api_key })).body.data!.obtainKrakenToken.token;
+    return { authorization: `Token ${token}`, 'content-type': 'application/json' };
+  };
+  const headers = await addTenant('Bench Org', SUPPLIER);
   await ops.ensureTeam(TEAM);
-  const token = (await graphqlToken(app, { APIKey: created.api_key })).body.data!.obtainKrakenToken.token;
-  const headers = { authorization: `Token ${token}`, 'content-type': 'application/json' };
   const workerDb = options.workers === false ? null : await openDatabase(config);
   const workers = workerDb ? startWorkers({ config, db: workerDb, log: pino({ level: 'silent' }) }) : null;
   const payload = (external: string) =>
@@ -73,6 +77,7 @@ export async function creationEnv(
     workers,
     workerDb,
     headers,
+    addTenant,
     stage,
     create,
     async close() {

@@ -1,6 +1,4 @@
-import { Operations } from '../../src/admin/operations.js';
 import { progressCountersOf } from '../../src/storage/progress-counters.js';
-import { graphqlToken } from '../../test/support/app.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { startReceiver, startServiceProcesses, untilActive } from '../scheduled-env.js';
 import { cpuMeter, latencySummary, round, type Scenario } from '../support.js';
@@ -44,14 +42,10 @@ const scenario: Scenario = {
     if (PHASES < 4 || PHASES % 4 !== 0) throw new Error('BENCH_SHARE_PHASES must be a multiple of 4');
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT), WEBHOOK_ALLOW_PRIVATE: 'true' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
-    const ops = new Operations(e.app.db.models, config.API_KEY_HASH_SECRET);
-    const quiet = await ops.createOrganisation(QUIET_ORG);
-    await ops.createSupplier(QUIET_SUPPLIER, QUIET_ORG, { documentRoot: 'bench' });
-    const quietToken = (await graphqlToken(e.app, { APIKey: quiet.api_key })).body.data!.obtainKrakenToken
-      .token;
+    const quietHeaders = await e.addTenant(QUIET_ORG, QUIET_SUPPLIER);
     const tenants = {
       subscribed: { headers: e.headers, supplier: SUPPLIER },
-      quiet: { headers: { ...e.headers, authorization: `Token ${quietToken}` }, supplier: QUIET_SUPPLIER },
+      quiet: { headers: quietHeaders, supplier: QUIET_SUPPLIER },
     };
     const receiver = await startReceiver();
     if (!CONTROL) await untilActive([await receiver.subscribe(e.app.db.models, config, 'Bench Org')]);
