@@ -145,6 +145,11 @@ export const configSchema = z.object({
    * event loop mostly waits on I/O, so validation is what needs them.
    */
   VALIDATION_THREADS: z.coerce
+  /**
+   * How often each worker process checks that every supplier's progress counts are settled (built by the Redis
+   * server that holds them, none marked stale) and rebuilds from the database those that are not.
+   */
+  PROGRESS_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
     .number()
     .int()
     .min(0)

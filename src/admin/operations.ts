@@ -5,7 +5,7 @@ import type { Models } from '../models/index.js';
 import { supplierStatuses, type SupplierStatus } from '../models/import-supplier.js';
 import { isDuplicateKey } from '../infra/mongo.js';
 import { progressCountersOf } from '../storage/progress-counters.js';
-import { rebuildProgress } from '../progress/cohort.js';
+import { rebuildProgress } from '../progress/rebuild.js';
 import { DEFAULT_REGION, isRegionName, regionNames } from '../domain/region/names.js';
 
 /** An operator mistake (duplicate, unknown name, bad value): the CLI prints its message and exits non-zero. */

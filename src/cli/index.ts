@@ -162,7 +162,8 @@ program
   .command('rebuild <code>')
   .description(
     "rebuild a supplier's progress counters from its import processes and events; prints whether they had " +
-      'drifted (and where). Best run while the cohort is quiet',
+      'drifted (and where). Safe while the cohort is active; the workers also do it by themselves when the ' +
+      'counts may have been lost (a flush, restart or failover of Redis)',
   )
   .action((code: string) => withCounters((ops) => ops.rebuildProgress(code)));
 

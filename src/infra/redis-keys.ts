@@ -33,6 +33,8 @@ export function redisKeys(prefix: string) {
     },
     /** A supplier's cohort progress counters (`storage/progress-counters.ts`): one tag per supplier. */
     progress: (supplier: string) => `{${prefix}:progress:${supplier}}`,
+    /** Progress counter updates that failed, fleet-wide (each process adds its own once Redis answers). */
+    progressFailures: () => `${prefix}:progress-failures`,
     /** The pub/sub channel of early job results (a cluster forwards a publish to every node). */
     jobResults: `${prefix}:job-results`,
   };

@@ -1,14 +1,13 @@
 import { processStatuses, type ProcessStatus } from '../domain/import-process/state.js';
-import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
-import { storageFor } from '../storage/index.js';
-import { entryOf, type ProgressCounters, type ProgressEntry } from '../storage/progress-counters.js';
+import type { ProgressCounters, ProgressEntry, ProgressSnapshot } from '../storage/progress-counters.js';
+import { repairPending } from './rebuild.js';
 
 /**
  * A supplier's cohort progress (counts by v2 status, rates, ETA, failures, post-import items) read from the
  * counters the state changes keep (`storage/progress-counters.ts`): a constant number of Redis reads, whatever
- * the cohort's size; the drill-down to the accounts behind a count; and the operator's rebuild from the records.
+ * the cohort's size; and the drill-down to the accounts behind a count. The rebuild from the records: `rebuild.ts`.
  */
 
 export const postImportResources = [
@@ -28,37 +27,6 @@ const resourceOf: Record<(typeof postImportResources)[number], string> = {
   payment_instructions: 'payment_instruction',
 };
 
-/** A change older than this without its count is repaired from the process's history. */
-const REPAIR_AFTER_MS = 1_000;
-/** A noted change still not written after this was never written (its writer died before the insert). */
-const ABANDONED_AFTER_MS = 60_000;
-const REPAIR_BATCH = 200;
-
-/** Counts any change noted but not counted (a writer that died between its write and its count). */
-export async function repairPending(models: Models, counters: ProgressCounters, supplier: string) {
-  const pending = await counters.pending(supplier, REPAIR_AFTER_MS, REPAIR_BATCH);
-  const events = storageFor(models).events;
-  let repaired = 0;
-  for (const { member, change, at } of pending) {
-    const abandoned = Date.now() - at > ABANDONED_AFTER_MS;
-    if (change.kind === 'event') {
-      const state = await events.state(processKey(supplier, change.ext));
-      const entry = entryOf(state);
-      if (entry && state.seq >= change.seq) {
-        await counters.apply(supplier, change.ext, entry, { pending: member });
-        repaired++;
-      } else if (abandoned) await counters.forget(supplier, member);
-    } else {
-      const there = await models.ImportEvent.exists({ _id: change.id });
-      if (there) {
-        await counters.post(supplier, change.id, change.resource, change.count, member);
-        repaired++;
-      } else if (abandoned) await counters.forget(supplier, member);
-    }
-  }
-  return repaired;
-}
-
 export type ProgressBody = ReturnType<typeof describeProgress>;
 
 export async function readProgress(
@@ -69,11 +37,7 @@ export async function readProgress(
 ) {
   await repairPending(models, counters, supplier.code);
   const nowMinute = Math.floor(now.getTime() / 60_000);
-  const [counts, minutes] = await Promise.all([
-    counters.counts(supplier.code),
-    counters.minutes(supplier.code, nowMinute - 15, nowMinute),
-  ]);
-  return describeProgress(supplier, counts, minutes, now);
+  return describeProgress(supplier, await counters.snapshot(supplier.code, nowMinute - 15, nowMinute), now);
 }
 
 /**
@@ -95,8 +59,7 @@ export function ratesOf(minutes: readonly { P: number }[], now: Date) {
 
 function describeProgress(
   supplier: { code: string; status: string },
-  counts: Record<string, number>,
-  minutes: { minute: number; P: number; E: number }[],
+  { counts, minutes, rebuilding }: ProgressSnapshot,
   now: Date,
 ) {
   const accounts = Object.fromEntries(processStatuses.map((s) => [s, Math.max(0, counts[s] ?? 0)])) as Record<
@@ -111,6 +74,7 @@ function describeProgress(
     import_supplier_code: supplier.code,
     status: supplier.status,
     as_of: formatUtcDatetime(now),
+    rebuilding,
     accounts: { total, ...accounts },
     skipped: Math.max(0, counts.SKIPPED ?? 0),
     processed_per_minute: perMinute,
@@ -179,7 +143,7 @@ export const TIMELINE_MAX_MINUTES = 60;
 /** Per minute over the last `span` minutes, oldest first: processed and errored (the page's chart). */
 export async function readTimeline(counters: ProgressCounters, supplier: string, now: Date, span = 60) {
   const nowMinute = Math.floor(now.getTime() / 60_000);
-  const minutes = await counters.minutes(supplier, nowMinute - span + 1, nowMinute);
+  const { minutes } = await counters.snapshot(supplier, nowMinute - span + 1, nowMinute);
   return minutes.map((m) => ({
     minute: formatUtcDatetime(new Date(m.minute * 60_000)),
     processed: m.P,
@@ -236,79 +200,4 @@ function describeRow(ext: string, entry: ProgressEntry | null, t: number, status
     error_paths: Array.isArray(entry?.a) ? entry.a : [],
     modified_at: formatUtcDatetime(new Date(entry?.t ?? t)),
   };
-}
-
-export type RebuildReport = {
-  import_supplier_code: string;
-  processes: number;
-  drifted: boolean;
-  differences: { field: string; counted: number; rebuilt: number }[];
-};
-
-/**
- * Rebuilds a supplier's counters from the records: every process's history (its v2 status as the per-account
- * endpoint answers it) and the post-import events. Says what the counters held that differs. Meant for a quiet
- * cohort: a change landing while it runs is counted again by that process's next change (or a second rebuild).
- */
-export async function rebuildProgress(
-  models: Models,
-  counters: ProgressCounters,
-  supplier: string,
-): Promise<RebuildReport> {
-  const before = await counters.counts(supplier);
-  const events = storageFor(models).events;
-  const expected: Record<string, number> = {};
-  const bump = (field: string, n = 1) => (expected[field] = (expected[field] ?? 0) + n);
-  const seen = new Set<string>();
-  let processes = 0;
-  const cursor = models.AccountImportProcess.find({ importSupplier: supplier })
-    .select({ externalAccountNumber: 1, stagedAt: 1, krakenAccountNumber: 1, skipped: 1, updatedAt: 1 })
-    .lean()
-    .cursor({ batchSize: 1000 });
-  for await (const process of cursor) {
-    const ext = process.externalAccountNumber;
-    const state = await events.state(process._id);
-    const entry = entryOf(state, {
-      krakenAccountNumber: process.krakenAccountNumber,
-      staged: process.stagedAt != null,
-      at: process.updatedAt ?? undefined,
-    }) ?? { q: -1, s: '', c: '', a: [], t: (process.updatedAt ?? new Date(0)).getTime(), k: '', e: '', x: 0 };
-    if (process.skipped) entry.x = 1;
-    if (!entry.s && !entry.x) continue;
-    processes++;
-    seen.add(ext);
-    if (entry.x) bump('SKIPPED');
-    else {
-      bump(entry.s);
-      if (entry.c) {
-        bump(`f:${entry.c}`);
-        for (const a of entry.a) bump(`a:${entry.c}\t${a}`);
-      }
-    }
-    await counters.apply(supplier, ext, entry, { force: true });
-  }
-  for await (const [ext] of counters.entries(supplier)) {
-    if (!seen.has(ext)) await counters.removeEntry(supplier, ext);
-  }
-  const posted: string[] = [];
-  const postEvents = models.ImportEvent.find({
-    importSupplier: supplier,
-    seq: null,
-    type: 'data_import.import_process.post_import.completed-v1',
-  })
-    .select({ _id: 1, data: 1 })
-    .lean()
-    .cursor({ batchSize: 1000 });
-  for await (const event of postEvents) {
-    const data = JSON.parse(event.data) as { resource: string; count: number };
-    posted.push(event._id);
-    bump(`p:${data.resource}`, data.count);
-  }
-  await counters.resetCounts(supplier, expected, posted);
-  const fields = new Set([...Object.keys(before), ...Object.keys(expected)]);
-  const differences = [...fields]
-    .map((field) => ({ field, counted: before[field] ?? 0, rebuilt: expected[field] ?? 0 }))
-    .filter((d) => d.counted !== d.rebuilt)
-    .sort((a, b) => (a.field < b.field ? -1 : 1));
-  return { import_supplier_code: supplier, processes, drifted: differences.length > 0, differences };
 }

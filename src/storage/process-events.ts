@@ -177,10 +177,7 @@ export class ProcessEventLog {
       // The position is another writer's, and so is the event there (on its writer's page or entry): this
       // writer's cover goes.
       await this.outbox().lostInsert(doc._id);
-      if (pending)
-        await this.progress()
-          ?.forget(process.importSupplier, pending)
-          .catch(() => undefined);
+      if (pending) await this.progress()?.forget(process.importSupplier, pending);
     }
     throw new ProcessEventContention(process.key);
   }
@@ -262,25 +259,32 @@ export class ProcessEventLog {
       now,
     );
     const counted = input.type === 'data_import.import_process.post_import.completed-v1';
+    const change = { id: doc._id, resource: input.resource, count: input.count, writer: doc.writer };
     const [pending] = await Promise.all([
-      counted
-        ? this.intend(process, { kind: 'post', id: doc._id, resource: input.resource, count: input.count })
-        : null,
+      counted ? this.intend(process, { kind: 'post', ...change }) : null,
       this.outbox().expectDispatch(doc),
     ]);
     const [outcome] = await retryTransient(() => batchedInsert(this.model, [doc]));
-    if (pending) {
-      await this.progress()
-        ?.post(process.importSupplier, doc._id, input.resource, input.count, pending)
-        .catch(() => undefined);
+    const progress = this.progress();
+    const countIt = () =>
+      pending && progress?.post(process.importSupplier, doc._id, change.resource, change.count, pending);
+    if (outcome === 'inserted') {
+      await countIt();
+      return recordedOf(doc, subscribed);
     }
-    if (outcome === 'inserted') return recordedOf(doc, subscribed);
-    // Written before (by this writer's retried insert, or another's): whoever dispatches it deletes its entry.
-    if (!doc.dispatched) await this.outbox().handOver(doc);
     const there = await this.model
-      .findById(doc._id, { eventId: 1, dispatched: 1 })
-      .lean<RecordedEvent>()
+      .findById(doc._id, { eventId: 1, dispatched: 1, writer: 1 })
+      .lean<RecordedEvent & { writer: string }>()
       .exec();
+    // This writer's own insert, whose answer was lost: it is counted (once, by its pending member) as inserted.
+    if (there?.writer === doc.writer) {
+      await countIt();
+      return recordedOf(doc, subscribed);
+    }
+    // Written before by another request (the same write sent again): counted by its own writer, not here.
+    if (pending) await progress?.forget(process.importSupplier, pending);
+    // Whoever dispatches it deletes its entry.
+    if (!doc.dispatched) await this.outbox().handOver(doc);
     return there ?? doc;
   }
 
@@ -291,23 +295,18 @@ export class ProcessEventLog {
 
   /**
    * Notes a change in the counters' pending set before it is written (a crash between the write and its
-   * count leaves it there for the repair). Best effort: with Redis unavailable the change is written all the
-   * same, and the counts wait for the next change of the process or a rebuild.
+   * count leaves it there for the repair). With Redis unavailable the change is written all the same: the
+   * counters log and count the failure and have the supplier's counts rebuilt from the database.
    */
   private async intend(process: ProcessIdentity, change: PendingChange): Promise<string | null> {
-    const progress = this.progress();
-    if (!progress) return null;
-    return progress.intend(process.importSupplier, change).catch(() => null);
+    return (await this.progress()?.intend(process.importSupplier, change)) ?? null;
   }
 
   /** Applies the process's state after a change to the counters (idempotent by the change's position). */
   private async count(process: ProcessIdentity, state: ProcessState, pending: string | null): Promise<void> {
-    const progress = this.progress();
     const entry = entryOf(state);
-    if (!progress || !entry) return;
-    await progress
-      .apply(process.importSupplier, process.externalAccountNumber, entry, pending ? { pending } : {})
-      .catch(() => undefined);
+    if (!entry) return;
+    await this.progress()?.apply(process.importSupplier, process.externalAccountNumber, entry, pending);
   }
 
   /**

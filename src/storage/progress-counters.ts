@@ -1,26 +1,35 @@
+import type { Logger } from 'pino';
 import type { RedisClient } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
-import type { ProcessState } from '../domain/import-process/state.js';
+import { processStatuses, type ProcessState } from '../domain/import-process/state.js';
 import { withCommands, type Commands } from './progress-scripts.js';
 
 /**
  * A supplier's cohort progress, kept in Redis by the state changes themselves (`process-events.ts`), so that
- * reading it costs the same for 100 accounts and for 1,000,000.
+ * reading it costs the same for 100 accounts and for 1,000,000. The database is the record: what Redis holds
+ * is derived from it, and rebuilt from it when Redis may have lost some of it (`progress/rebuild.ts`).
  *
  * Per supplier (every key under one hash tag, so each script runs on one Redis Cluster slot):
- * - `idx`: one field per import process (its external account number) holding what the counts hold of it:
- *   the position of the newest event counted (`q`), its status, error code and paths, kraken number, time.
- *   A change is applied only when its position is newer than the one held: applying an event twice, applying
- *   an older one after a newer, or applying the process's head again (the repair) changes nothing. So the
- *   counts are idempotent per event, and a lost application is made good by any later one of the process.
- * - `counts`: the sums over `idx` (per status, `SKIPPED`, `f:<code>`, `a:<code>\t<path>`, `p:<resource>`).
- * - `z:<STATUS>` and `z:<STATUS>:<code>`: the processes by status (and error code), scored by the time of
- *   their last change: the drill-down's keyset pages.
- * - `m:<minute>`: accounts that reached PROCESSED (`P`) or ERRORED/DRY_RUN_ERRORED (`E`) in that minute.
- * - `pending`: changes about to be written (added before the event's insert, removed with its application):
- *   what a crash between the two leaves here is repaired by the next progress read (`repair`), which applies
- *   the process's head as read from its history.
- * - `posted`: the post-import events counted (an event recorded twice counts once).
+ * - `meta`: the epoch served (`cur`), the one being rebuilt (`next`), the Redis server that built the served one
+ *   (`run`, its run id: a failover or restart changes it), `stale` (a change could not be counted).
+ * - per epoch `<base>:<epoch>:`:
+ *   - `idx`: one field per import process (its external account number): the position of the newest event
+ *     counted (`q`), its status, error code and paths, kraken number, time. A change applies only when its
+ *     position is newer than the one held, so applying an event twice, an older one after a newer, or the
+ *     rebuild's read of the head changes nothing.
+ *   - `counts`: the sums over `idx` (per status, `SKIPPED`, `f:<code>`, `a:<code>\t<path>`) and the post-import
+ *     items (`p:<resource>`); a field that falls to 0 is removed.
+ *   - `z:<STATUS>` and `z:<STATUS>:<code>`: the processes by status (and error code), scored by the time of their
+ *     last change (the drill-down's keyset pages); `codes`: the error codes seen (to drop the epoch).
+ *   - `m:<minute>`: accounts that reached PROCESSED (`P`) or ERRORED/DRY_RUN_ERRORED (`E`) in that minute.
+ *   - `posted`: only while the epoch is being rebuilt: the post-import events it counted.
+ * - `pending`: changes about to be written (added before the event's insert, removed with its count): what a
+ *   crash between the two leaves here is counted by the next progress read (`repair`). A post-import event is
+ *   counted by whoever removes its member, so once.
+ *
+ * Bounded: one entry per account of the cohort in `idx` and the drill-down sets, one field per status, error
+ * code and path in `counts`, one member per change in flight in `pending`; nothing grows with the cohort's age
+ * (the events, retries and post-import requests it has seen).
  */
 
 export type ProgressEntry = {
@@ -44,9 +53,15 @@ export type ProgressEntry = {
 
 export type PendingChange =
   | { kind: 'event'; ext: string; seq: number; writer: string }
-  | { kind: 'post'; id: string; resource: string; count: number };
+  | { kind: 'post'; id: string; resource: string; count: number; writer: string };
 
-const MINUTE_TTL_SECONDS = 2 * 60 * 60;
+/** Per-minute figures are kept this long (the page's chart shows the last hour). */
+export const MINUTE_TTL_SECONDS = 2 * 60 * 60;
+
+/** A failed update is logged at most once in this long (the others of the burst are counted). */
+const FAILURE_LOG_EVERY_MS = 30_000;
+/** How often a process tries to mark the suppliers it could not count as stale, once Redis answers again. */
+const STALE_RETRY_MS = 1_000;
 
 /** What the counts hold of a process whose history's head is `state` (null: nothing to count). */
 export function entryOf(
@@ -73,12 +88,36 @@ export function entryOf(
   };
 }
 
+const flatToRecord = (flat: readonly string[] | undefined): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (let i = 0; i + 1 < (flat?.length ?? 0); i += 2) out[flat![i]!] = Number(flat![i + 1]);
+  return out;
+};
+
+export type ProgressSnapshot = {
+  /** The counts are being rebuilt from the database (or are about to be): not settled figures. */
+  rebuilding: boolean;
+  counts: Record<string, number>;
+  minutes: { minute: number; P: number; E: number }[];
+};
+
+export type RebuildStart = { run: false } | { run: true; epoch: string } | { run: false; epoch: string };
+
 export class ProgressCounters {
   private readonly redis: RedisClient & Commands;
+  /** Counter updates this process could not make (its share of `progress_counter_failures_total`). */
+  failures = 0;
+  private lastLoggedAt = 0;
+  private unlogged = 0;
+  /** Suppliers with a change this process could not count: marked stale once Redis answers. */
+  private readonly dirty = new Set<string>();
+  private staleTimer: NodeJS.Timeout | null = null;
+  private reportedFailures = 0;
 
   constructor(
     redis: RedisClient,
     private readonly prefix: string,
+    private readonly log: Pick<Logger, 'warn'> | null = null,
   ) {
     this.redis = withCommands(redis);
   }
@@ -88,16 +127,88 @@ export class ProgressCounters {
     return redisKeys(this.prefix).progress(supplier);
   }
 
-  /** Notes a change about to be written; returns the member to pass to `apply`. */
-  async intend(supplier: string, change: PendingChange): Promise<string> {
+  private meta(supplier: string): string {
+    return `${this.base(supplier)}:meta`;
+  }
+
+  /**
+   * Runs a counter update; a failure is counted, logged once per burst, and marks the supplier to be rebuilt
+   * (never thrown: the change it counts is written all the same, and the rebuild makes the counts good).
+   */
+  private async guard<T>(supplier: string, what: string, update: () => Promise<T>): Promise<T | null> {
+    try {
+      return await update();
+    } catch (err) {
+      this.failed(supplier, what, err as Error);
+      return null;
+    }
+  }
+
+  private failed(supplier: string, what: string, err: Error): void {
+    this.failures++;
+    this.dirty.add(supplier);
+    const now = Date.now();
+    if (now - this.lastLoggedAt >= FAILURE_LOG_EVERY_MS) {
+      this.log?.warn(
+        { supplier, update: what, err: err.message, failed_since_last_log: this.unlogged },
+        'progress counter update failed: the supplier’s counts will be rebuilt from the database',
+      );
+      this.lastLoggedAt = now;
+      this.unlogged = 0;
+    } else this.unlogged++;
+    if (!this.staleTimer) {
+      this.staleTimer = setInterval(() => void this.markDirtyStale(), STALE_RETRY_MS);
+      this.staleTimer.unref();
+    }
+  }
+
+  /** Marks the suppliers this process could not count as stale, and adds its failures to the fleet's tally. */
+  private async markDirtyStale(): Promise<void> {
+    for (const supplier of [...this.dirty]) {
+      try {
+        await this.redis.progressStale(this.meta(supplier), this.base(supplier));
+        this.dirty.delete(supplier);
+      } catch {
+        return;
+      }
+    }
+    const reported = this.failures - this.reportedFailures;
+    if (reported > 0) {
+      try {
+        await this.redis.incrby(redisKeys(this.prefix).progressFailures(), reported);
+        this.reportedFailures += reported;
+      } catch {
+        return;
+      }
+    }
+    if (this.dirty.size === 0 && this.staleTimer) {
+      clearInterval(this.staleTimer);
+      this.staleTimer = null;
+    }
+  }
+
+  /** This process's failed updates not yet added to the fleet's counter. */
+  unreportedFailures(): number {
+    return this.failures - this.reportedFailures;
+  }
+
+  /** Counter updates that failed anywhere in the fleet (as reported once Redis answered again). */
+  async fleetFailures(): Promise<number> {
+    return Number((await this.redis.get(redisKeys(this.prefix).progressFailures())) ?? 0);
+  }
+
+  /** Notes a change about to be written; returns the member to pass to `apply` (null: not noted). */
+  async intend(supplier: string, change: PendingChange): Promise<string | null> {
     const member = JSON.stringify(change);
-    await this.redis.zadd(`${this.base(supplier)}:pending`, Date.now(), member);
-    return member;
+    const added = await this.guard(supplier, 'intend', () =>
+      this.redis.zadd(`${this.base(supplier)}:pending`, Date.now(), member),
+    );
+    return added === null ? null : member;
   }
 
   /** Drops a noted change that was not written (its writer lost the race for the position). */
   async forget(supplier: string, member: string): Promise<void> {
-    await this.redis.zrem(`${this.base(supplier)}:pending`, member);
+    await this.guard(supplier, 'forget', () => this.redis.zrem(`${this.base(supplier)}:pending`, member));
   }
 
   /** Applies a process's state (idempotent: only a newer position than the one held changes anything). */
@@ -105,29 +216,33 @@ export class ProgressCounters {
     supplier: string,
     ext: string,
     entry: ProgressEntry,
-    options: { pending?: string; force?: boolean } = {},
+    pending?: string | null,
   ): Promise<boolean> {
-    const base = this.base(supplier);
-    const applied = await this.redis.progressApply(
-      `${base}:idx`,
-      base,
-      ext,
-      JSON.stringify(entry),
-      options.pending ?? '',
-      MINUTE_TTL_SECONDS,
-      options.force ? '1' : '0',
+    const applied = await this.guard(supplier, 'apply', () =>
+      this.redis.progressApply(
+        this.meta(supplier),
+        this.base(supplier),
+        ext,
+        JSON.stringify(entry),
+        pending ?? '',
+        MINUTE_TTL_SECONDS,
+        Date.now(),
+      ),
     );
     return applied === 1;
   }
 
   async skip(supplier: string, ext: string, at: Date): Promise<void> {
-    const base = this.base(supplier);
-    await this.redis.progressSkip(`${base}:idx`, base, ext, at.getTime());
+    await this.guard(supplier, 'skip', () =>
+      this.redis.progressSkip(this.meta(supplier), this.base(supplier), ext, at.getTime()),
+    );
   }
 
+  /** Counts a post-import event once: by whoever removes its pending member (see the POST script). */
   async post(supplier: string, id: string, resource: string, count: number, pending: string): Promise<void> {
-    const base = this.base(supplier);
-    await this.redis.progressPost(`${base}:posted`, base, id, resource, count, pending);
+    await this.guard(supplier, 'post', () =>
+      this.redis.progressPost(this.meta(supplier), this.base(supplier), id, resource, count, pending),
+    );
   }
 
   /** Changes noted more than `olderThanMs` ago and not applied (at most `limit`). */
@@ -152,27 +267,34 @@ export class ProgressCounters {
     return out;
   }
 
-  async counts(supplier: string): Promise<Record<string, number>> {
-    const raw = await this.redis.hgetall(`${this.base(supplier)}:counts`);
-    const out: Record<string, number> = {};
-    for (const [k, v] of Object.entries(raw)) out[k] = Number(v);
-    return out;
+  /** The served counts and the per-minute figures for the minutes `[from, to]` (epoch minutes), in one read. */
+  async snapshot(supplier: string, from: number, to: number): Promise<ProgressSnapshot> {
+    const [, rebuilding, flat, minutes] = await this.redis.progressRead(
+      this.meta(supplier),
+      this.base(supplier),
+      from,
+      to,
+    );
+    return {
+      rebuilding: rebuilding === 1,
+      counts: flatToRecord(flat),
+      minutes: Array.from({ length: to - from + 1 }, (_, i) => ({
+        minute: from + i,
+        P: Number(minutes[2 * i] ?? 0),
+        E: Number(minutes[2 * i + 1] ?? 0),
+      })),
+    };
   }
 
-  /** Per-minute PROCESSED (`P`) and errored (`E`) counts for the minutes `[from, to]` (epoch minutes). */
-  async minutes(
-    supplier: string,
-    from: number,
-    to: number,
-  ): Promise<{ minute: number; P: number; E: number }[]> {
-    const base = this.base(supplier);
-    const pipeline = this.redis.pipeline();
-    for (let m = from; m <= to; m++) pipeline.hgetall(`${base}:m:${m}`);
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([, value], i) => {
-      const v = (value ?? {}) as Record<string, string>;
-      return { minute: from + i, P: Number(v.P ?? 0), E: Number(v.E ?? 0) };
-    });
+  async counts(supplier: string): Promise<Record<string, number>> {
+    return (await this.snapshot(supplier, 0, -1)).counts;
+  }
+
+  /** The epoch pages are read from: the served one, else the one being built. */
+  private async epochBase(supplier: string): Promise<string | null> {
+    const [cur, next] = await this.redis.hmget(this.meta(supplier), 'cur', 'next');
+    const epoch = cur ?? next;
+    return epoch ? `${this.base(supplier)}:${epoch}` : null;
   }
 
   /** One page of the processes of a status (and error code), oldest change first, after `(score, ext)`. */
@@ -183,8 +305,9 @@ export class ProgressCounters {
     after: { t: number; ext: string } | null,
     limit: number,
   ): Promise<{ ext: string; entry: ProgressEntry | null; t: number }[]> {
-    const base = this.base(supplier);
-    const key = `${base}:z:${status}${code ? `:${code}` : ''}`;
+    const ep = await this.epochBase(supplier);
+    if (!ep) return [];
+    const key = `${ep}:z:${status}${code ? `:${code}` : ''}`;
     let start = 0;
     if (after) {
       // Keyset: the rank just after the cursor's member, found in O(log N) at any depth. A member that has
@@ -203,43 +326,89 @@ export class ProgressCounters {
     const raw = await this.redis.zrange(key, start, start + limit, 'WITHSCORES');
     const page: { ext: string; t: number }[] = [];
     for (let i = 0; i < raw.length; i += 2) page.push({ ext: raw[i]!, t: Number(raw[i + 1]) });
-    const entries = page.length > 0 ? await this.redis.hmget(`${base}:idx`, ...page.map((p) => p.ext)) : [];
+    const entries = page.length > 0 ? await this.redis.hmget(`${ep}:idx`, ...page.map((p) => p.ext)) : [];
     return page.map((p, i) => ({
       ...p,
       entry: entries[i] ? (JSON.parse(entries[i]!) as ProgressEntry) : null,
     }));
   }
 
-  /** Every process the counts hold, read in batches (the rebuild's comparison). */
-  async *entries(supplier: string): AsyncGenerator<[string, ProgressEntry]> {
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(`${this.base(supplier)}:idx`, cursor, 'COUNT', 1000);
-      cursor = next;
-      for (let i = 0; i < flat.length; i += 2) yield [flat[i]!, JSON.parse(flat[i + 1]!) as ProgressEntry];
-    } while (cursor !== '0');
+  // The rebuild (`progress/rebuild.ts`) -------------------------------------------------------------------
+
+  /**
+   * Whether the supplier's counts are to be rebuilt, and by whom: `{run: true, epoch}` when the caller is to
+   * build that epoch, `{run: false, epoch}` when a rebuild is under way elsewhere (heard from within
+   * `beatTimeoutMs`), `{run: false}` when the counts are settled. `force`: rebuild whatever they hold.
+   */
+  async beginRebuild(supplier: string, force: boolean, beatTimeoutMs: number): Promise<RebuildStart> {
+    const [state, epoch] = await this.redis.progressBegin(
+      this.meta(supplier),
+      this.base(supplier),
+      force ? '1' : '0',
+      Date.now(),
+      beatTimeoutMs,
+    );
+    if (state === 2) return { run: true, epoch: String(epoch) };
+    if (state === 1) return { run: false, epoch: String(epoch) };
+    return { run: false };
   }
 
-  async removeEntry(supplier: string, ext: string): Promise<void> {
-    // Applying "nothing" over it: the script removes what it held and adds an empty entry; then it is deleted.
-    const none: ProgressEntry = { q: -1, s: '', c: '', a: [], t: 0, k: '', e: '', x: 0 };
-    await this.apply(supplier, ext, none, { force: true });
-    await this.redis.hdel(`${this.base(supplier)}:idx`, ext);
+  /** Applies heads read from the database to the epoch being built; false when it is no longer built. */
+  async rebuildApply(supplier: string, epoch: string, entries: [string, ProgressEntry][]): Promise<boolean> {
+    if (entries.length === 0) return true;
+    const args = entries.flatMap(([ext, entry]) => [ext, JSON.stringify(entry)]);
+    const applied = await this.redis.progressRebuildApply(
+      this.meta(supplier),
+      this.base(supplier),
+      epoch,
+      MINUTE_TTL_SECONDS,
+      Date.now(),
+      ...args,
+    );
+    return applied !== -1;
   }
 
-  /** Resets the counts hash to `counts` and the post-import events counted to `posted` (the rebuild). */
-  async resetCounts(supplier: string, counts: Record<string, number>, posted: string[]): Promise<void> {
-    const base = this.base(supplier);
-    const multi = this.redis.multi();
-    multi.del(`${base}:counts`);
-    const flat = Object.entries(counts).filter(([, v]) => v !== 0);
-    if (flat.length > 0)
-      multi.hset(`${base}:counts`, Object.fromEntries(flat.map(([k, v]) => [k, String(v)])));
-    multi.del(`${base}:posted`);
-    if (posted.length > 0) multi.hset(`${base}:posted`, Object.fromEntries(posted.map((id) => [id, '1'])));
-    await multi.exec();
+  /** Counts post-import events found in the database in the epoch being built (once per event id). */
+  async rebuildPost(
+    supplier: string,
+    epoch: string,
+    events: { id: string; resource: string; count: number }[],
+  ): Promise<boolean> {
+    if (events.length === 0) return true;
+    const args = events.flatMap((e) => [e.id, e.resource, String(e.count)]);
+    const counted = await this.redis.progressRebuildPost(
+      this.meta(supplier),
+      this.base(supplier),
+      epoch,
+      Date.now(),
+      ...args,
+    );
+    return counted !== -1;
+  }
+
+  /**
+   * Serves the rebuilt epoch and drops the one it replaces. Returns what the replaced one counted and what
+   * the rebuilt one counts, or null when the epoch could not be served (superseded, or built across a
+   * failover: then it is marked stale and built again).
+   */
+  async finishRebuild(
+    supplier: string,
+    epoch: string,
+  ): Promise<{ before: Record<string, number>; after: Record<string, number> } | null> {
+    const [done, old, before, after] = await this.redis.progressFinish(
+      this.meta(supplier),
+      this.base(supplier),
+      epoch,
+      Date.now(),
+    );
+    if (done !== 1) return null;
+    if (old) await this.redis.progressDrop(this.meta(supplier), this.base(supplier), old, ...drillKeys);
+    return { before: flatToRecord(before), after: flatToRecord(after) };
   }
 }
+
+/** The drill-down sets an epoch may have, by status. */
+const drillKeys = [...processStatuses, 'SKIPPED'];
 
 const attached = new WeakMap<object, ProgressCounters>();
 
@@ -247,10 +416,15 @@ const attached = new WeakMap<object, ProgressCounters>();
  * Connects the progress counters of one set of models to Redis: done once per process at boot (API, workers,
  * the admin CLI). Without it state changes are recorded as before and the counts are left to a rebuild.
  */
-export function attachProgressCounters(models: object, redis: RedisClient, prefix: string): ProgressCounters {
+export function attachProgressCounters(
+  models: object,
+  redis: RedisClient,
+  prefix: string,
+  log: Pick<Logger, 'warn'> | null = null,
+): ProgressCounters {
   let counters = attached.get(models);
   if (!counters) {
-    counters = new ProgressCounters(redis, prefix);
+    counters = new ProgressCounters(redis, prefix, log);
     attached.set(models, counters);
   }
   return counters;

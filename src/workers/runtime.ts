@@ -11,6 +11,7 @@ import {
   type RedisClient,
 } from '../infra/redis.js';
 import { attachProgressCounters } from '../storage/progress-counters.js';
+import { watchProgress } from '../progress/rebuild.js';
 import { webhookStore } from '../storage/webhooks.js';
 import { attachDirectDeliveries } from '../webhooks/direct-deliveries.js';
 import { redisKeys } from '../infra/redis-keys.js';
@@ -67,7 +68,11 @@ export function startWorkers(
   const keys = redisKeys(config.QUEUE_PREFIX);
   const producer = producerConnection(config);
   logConnectionErrors(producer, log, 'worker-producer');
-  attachProgressCounters(db.models, producer, config.QUEUE_PREFIX);
+  const counters = attachProgressCounters(db.models, producer, config.QUEUE_PREFIX, log);
+  const stopProgressWatch = watchProgress(
+    { models: db.models, counters, log },
+    config.PROGRESS_CHECK_INTERVAL_MS,
+  );
   webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
   const directDeliveries = attachDirectDeliveries(producer, {
     config,
@@ -193,6 +198,7 @@ export function startWorkers(
     workers,
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
+      await stopProgressWatch();
       await Promise.all(workers.map((w) => closeWithin(w, WORKER_CLOSE_MS, log)));
       // First attempts made by this process's jobs (each at most a second's wait for a place, then
       // WEBHOOK_TIMEOUT_MS).

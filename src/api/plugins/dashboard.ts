@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { WebhookFleetState } from '../../webhooks/fleet-state.js';
 import { queueNames } from '../../jobs/catalog.js';
+import { progressCountersOf } from '../../storage/progress-counters.js';
 
 const BASE = '/admin/queues';
 
@@ -92,6 +93,20 @@ export default fp(
       async collect() {
         const age = await webhooks.oldestUndeliveredAgeSeconds().catch(() => null);
         if (age !== null) this.set(age);
+      },
+    });
+    // Failed progress counter updates: each process adds its own to a Redis counter once Redis answers again
+    // (they fail when it does not); this pod's not yet added are counted here too.
+    const counters = progressCountersOf(app.db.models);
+    new Counter({
+      name: 'progress_counter_failures_total',
+      help: 'Cohort progress counter updates that failed (the supplier’s counts are then rebuilt), fleet-wide',
+      registers: [registry],
+      async collect() {
+        if (!counters) return;
+        const fleet = await counters.fleetFailures().catch(() => 0);
+        this.reset();
+        this.inc(fleet + counters.unreportedFailures());
       },
     });
     const duration = new Histogram({

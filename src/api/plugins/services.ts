@@ -53,7 +53,7 @@ export default fp<ServicesOptions>(
     const redis = producerConnection(config);
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'));
     app.decorate<RedisClient>('redis', redis);
-    attachProgressCounters(db.models, redis, config.QUEUE_PREFIX);
+    attachProgressCounters(db.models, redis, config.QUEUE_PREFIX, app.log);
     webhookStore(db.models).rememberAudience(config.WEBHOOK_ACTIVATION_DELAY_MS);
     const directDeliveries = attachDirectDeliveries(redis, { config, log: app.log, clock });
     // Give Redis a moment at boot; if it is down the process still starts and /readyz says so.

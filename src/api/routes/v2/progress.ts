@@ -34,6 +34,12 @@ export const progressBody = z.object({
   import_supplier_code: z.string(),
   status: z.string().describe('The supplier’s migration status (Ongoing, …).'),
   as_of: z.string().describe('YYYY-MM-DDTHH:MM:SSZ'),
+  rebuilding: z
+    .boolean()
+    .describe(
+      'True while the counts are being rebuilt from the database (after Redis lost what it held, or a ' +
+        'change could not be counted): the figures are not settled yet. They come back by themselves.',
+    ),
   accounts: z
     .object({
       total: z.number().int(),
@@ -68,6 +74,7 @@ const suppliersBody = z.object({
           import_supplier_code: true,
           status: true,
           as_of: true,
+          rebuilding: true,
           accounts: true,
           skipped: true,
           processed_per_minute: true,
