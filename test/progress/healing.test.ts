@@ -57,7 +57,7 @@ beforeAll(async () => {
   headers = (await setupTenant(t)).headers;
   v1 = apiFor(t, headers);
   v2 = v2For(t, headers);
-  workers = await startTestWorkers(t.config);
+  workers = await startTestWorkers({ ...t.config, LOG_LEVEL: 'silent' });
 });
 afterAll(async () => {
   await workers?.stop();
@@ -167,14 +167,33 @@ describe('cohort progress under faults', () => {
     notes++;
     await healed(externals, notes);
 
-    const fault = await loseRedis();
+    // Mid-cohort: 16 more accounts created 4 at a time, the fault once 4 of them are done.
+    const cohort = Array.from({ length: 16 }, (_, i) => `M-${i}`);
+    let done = 0;
+    let fault = '';
+    const faulted = (async () => {
+      await until(async () => done >= 4, '4 accounts of the cohort created');
+      fault = await loseRedis();
+    })();
+    for (let i = 0; i < cohort.length; i += 4) {
+      await Promise.all(
+        cohort.slice(i, i + 4).map(async (e) => {
+          await createOnce(e);
+          done++;
+        }),
+      );
+    }
+    await faulted;
+    // A create after the fault, as in the issue's case.
     await createOnce('H-6');
-    externals.push('H-6');
+    externals.push(...cohort, 'H-6');
     const body = await progress();
     // Never the partial figures shown as settled.
     if (body.accounts.total !== externals.length) expect(body.rebuilding).toBe(true);
     const ms = await healed(externals, notes);
-    console.info(`progress healed ${ms} ms after a create that followed the fault (${fault})`);
+    console.info(
+      `progress healed ${ms} ms after the cohort's last change (${fault} after 4 of 16 accounts; no operator step)`,
+    );
   });
 
   it('keeps what it holds bounded: no field at 0, no record of the events counted', async () => {

@@ -10,6 +10,7 @@ export const demoProgressSummary = {
   import_supplier_code: 'DEMO',
   status: 'Ongoing',
   as_of: '2026-11-24T00:13:00Z',
+  rebuilding: false,
   accounts: {
     total: 2,
     PENDING: 0,
