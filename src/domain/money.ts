@@ -13,6 +13,23 @@ const SIGN: Readonly<Record<TransactionType, 1 | -1>> = {
   SUPPLY_CHARGE: -1,
 };
 
+/**
+ * The largest magnitude of money the service holds: 9,999,999,999.99 (10 integer digits), in cents. Validation
+ * refuses any amount beyond it (`amount_out_of_range`), and a transaction import any balance it would take
+ * beyond it, so every amount and balance stored as a JS number of cents is exact: one amount is under 10^12
+ * cents, the sum of a whole import (1,000 transactions) under 10^15, and a balance plus one amount under
+ * 2 × 10^12, all far below 2^53 (about 9.007 × 10^15), beyond which a number of cents would lose cents.
+ */
+export const MONEY_LIMIT_CENTS = 999_999_999_999;
+/** The integer digits of the largest amount, and the amount as messages write it. */
+export const MONEY_INTEGER_DIGITS = 10;
+export const MONEY_LIMIT_TEXT = '9,999,999,999.99';
+
+/** True when a number of cents is within the bound money is held to (|cents| ≤ `MONEY_LIMIT_CENTS`). */
+export function withinMoneyLimit(cents: number): boolean {
+  return cents <= MONEY_LIMIT_CENTS && cents >= -MONEY_LIMIT_CENTS;
+}
+
 /** A decimal string as an integer and its number of fraction digits: "-1.05" is -105n at 2 places. */
 type Scaled = { units: bigint; places: number };
 
@@ -63,9 +80,15 @@ export function signedMinor(type: TransactionType, amount: string): number {
   return SIGN[type] * toMinor(amount);
 }
 
-/** Money string in cents as a JS number, for storage (exact: stored balances stay far below 2^53 cents). */
+/**
+ * Money string in cents as a JS number, for storage. Exact: validation holds amounts within
+ * `MONEY_LIMIT_CENTS`; anything beyond 2^53 cents would lose cents, so it throws rather than round.
+ */
 export function toMinor(amount: string): number {
-  return Number(toCents(amount));
+  const cents = toCents(amount);
+  const minor = Number(cents);
+  if (!Number.isSafeInteger(minor)) throw new RangeError(`Money beyond exact cents: ${amount}`);
+  return minor;
 }
 
 /** Cents as a money string with 2 places ("-12.00"). */

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { noteContentRequired, noteFields } from './account.js';
 import {
   BILLING_DOCUMENT_TYPES,
+  cents,
   choice,
   externalAccountNumber,
   importSupplierCode,
-  integer,
   isoDate,
   isoDatetime,
   PATH_TEXT,
@@ -101,7 +101,7 @@ export const historicalStatementSchema = z.strictObject({
   issued_date: isoDate,
   number: text(64),
   // Minor units (cents): an integer, so no rounding question arises.
-  gross_amount: integer(),
+  gross_amount: cents(),
   statement_path: text(PATH_TEXT).optional(),
 });
 

@@ -2,6 +2,12 @@ import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { defaultCatalogueValues, type CatalogueName } from '../domain/validation/catalogue.js';
 import { normaliseIdentifier } from '../domain/identifiers.js';
+import {
+  MONEY_INTEGER_DIGITS,
+  MONEY_LIMIT_CENTS,
+  MONEY_LIMIT_TEXT,
+  withinMoneyLimit,
+} from '../domain/money.js';
 
 // Building blocks shared by every payload schema. Custom failures carry `params.code`, which the
 // validation layer turns into the public error code (see src/domain/validation/zod-issues.ts).
@@ -137,6 +143,11 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= 57;
 // 10^0 .. 10^10: every scale a decimal may have (MAX_FRACTION_DIGITS), all exact doubles.
 const SCALES = Array.from({ length: MAX_FRACTION_DIGITS + 1 }, (_, k) => 10 ** k);
 const MAX_UNITS = 10 ** MAX_INT_DIGITS; // 15 significant digits: every such decimal is a distinct double
+// Money is held in exact cents (src/domain/money.ts): at most 10 integer digits. 10^10 is an exact double, so
+// a number is below it exactly when its decimal text is.
+const MONEY_BOUND = 10 ** MONEY_INTEGER_DIGITS;
+export const AMOUNT_OUT_OF_RANGE = 'amount_out_of_range';
+const OUT_OF_RANGE = `Money amounts are at most ${MONEY_LIMIT_TEXT} either side of zero: a larger one cannot be held exactly.`;
 
 /**
  * The canonical text of a finite JSON number without formatting it as a string first (`String(v)` of a
@@ -174,7 +185,7 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
     // more than 15 digits) takes the exact string route below, which also reports the problem.
     if (!(opts.nonNegative && v < 0)) {
       const text = numberText(v, opts.money ? 2 : MAX_FRACTION_DIGITS, opts.money === true);
-      if (text !== null) return text;
+      if (text !== null && !(opts.money && (v >= MONEY_BOUND || v <= -MONEY_BOUND))) return text;
     }
     s = String(v); // shortest round-trip form: 0.1 stays "0.1"
     if (s.includes('e')) s = new Decimal(v).toFixed();
@@ -205,6 +216,8 @@ function normaliseDecimal(v: number | string, opts: DecimalOptions, ctx: z.Refin
   if (opts.money && places > 2)
     return fail(ctx, v, 'too_many_decimal_places', 'Money has at most 2 decimal places.');
   if (opts.nonNegative && negative) return fail(ctx, v, 'negative_amount', 'Must not be negative.');
+  if (opts.money && intEnd - intStart > MONEY_INTEGER_DIGITS)
+    return fail(ctx, v, AMOUNT_OUT_OF_RANGE, OUT_OF_RANGE);
   // Already canonical (no leading zeros, no "-0", and exactly the places the output has): no new string.
   if (intStart === sign && negative === (sign === 1)) {
     if (opts.money ? givenPlaces === 2 : givenPlaces === places) return s;
@@ -224,7 +237,7 @@ export const decimal = (opts: DecimalOptions = {}) =>
     .transform((v, ctx) => normaliseDecimal(v, opts, ctx))
     .meta({
       description: opts.money
-        ? `Money in euros: a JSON number or a decimal string with at most 2 decimal places${opts.nonNegative ? ', not negative' : ''}; answered as a string with exactly 2 ("10.50").`
+        ? `Money in euros: a JSON number or a decimal string with at most 2 decimal places${opts.nonNegative ? ', not negative' : ''} and at most ${MONEY_LIMIT_TEXT} either side of zero; answered as a string with exactly 2 ("10.50").`
         : 'A JSON number or a decimal string (at most 15 integer and 10 fraction digits); answered as an exact decimal string.',
     });
 
@@ -235,6 +248,19 @@ export const money = (opts: Omit<DecimalOptions, 'money'> = {}) => decimal({ ...
 export const decimalString = () => z.string().transform((v, ctx) => normaliseDecimal(v.trim(), {}, ctx));
 
 export const integer = () => z.number().int();
+
+/** Money as a whole number of cents (a statement's `gross_amount`), held to the same bound as money. */
+export const cents = () =>
+  z
+    .number()
+    .refine(withinMoneyLimit, {
+      message:
+        'Amounts in cents are at most 999,999,999,999 either side of zero: a larger one cannot be held exactly.',
+      params: { code: AMOUNT_OUT_OF_RANGE },
+      abort: true,
+    })
+    .int()
+    .meta({ minimum: -MONEY_LIMIT_CENTS, maximum: MONEY_LIMIT_CENTS });
 
 const MAX_JSON_DEPTH = 10;
 const MAX_JSON_NODES = 2_000;

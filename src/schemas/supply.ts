@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  cents,
   choice,
   decimal,
   decimalString,
@@ -52,7 +53,7 @@ export const agreementSchema = z.strictObject({
   // Electricity only.
   contractual_max_power: contractualMaxPower.optional(),
   annual_consumption: decimal().optional(),
-  estimated_monthly_fee_in_cents: integer().min(0).optional(),
+  estimated_monthly_fee_in_cents: cents().min(0).optional(),
   atr_type: text(64).optional(),
 });
 

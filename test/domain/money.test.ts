@@ -1,9 +1,22 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCents, matchesToTheCent, signedMinor, signedTotal, toCents } from '../../src/domain/money.js';
-import { validateAccount } from '../../src/domain/validation/index.js';
+import { z } from 'zod';
+import {
+  formatCents,
+  matchesToTheCent,
+  MONEY_LIMIT_CENTS,
+  MONEY_LIMIT_TEXT,
+  signedMinor,
+  signedTotal,
+  toCents,
+  toMinor,
+} from '../../src/domain/money.js';
+import { validateAccount, validateStatementsImport } from '../../src/domain/validation/index.js';
+import { cents, money } from '../../src/schemas/primitives.js';
+import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';
 import { testContext, validAccountPayload } from './fixtures.js';
+import { validStatementsImport } from './fixtures-post-import.js';
 import { setAt } from './json-path.js';
 
 const ctx = testContext();
@@ -127,12 +140,12 @@ describe('exact money', () => {
 });
 
 describe('signedMinor', () => {
-  it('is the exact signed amount in cents for every type (compared with decimal.js)', () => {
+  it('is the exact signed amount in cents for every type, up to the money bound (compared with decimal.js)', () => {
     const types = ['CHARGE', 'CREDIT', 'PAYMENT', 'REPAYMENT', 'SUPPLY_CHARGE'] as const;
     fc.assert(
       fc.property(
         fc.constantFrom(...types),
-        fc.bigInt({ min: 0n, max: 10n ** 17n }),
+        fc.bigInt({ min: 0n, max: BigInt(MONEY_LIMIT_CENTS) }),
         fc.constantFrom(0, 1, 2),
         (type, units, places) => {
           const text =
@@ -145,5 +158,111 @@ describe('signedMinor', () => {
         },
       ),
     );
+  });
+});
+
+/** The one field error a money schema gives, or its normalised value. */
+function moneyOutcome(schema: z.ZodType, input: unknown): string {
+  const parsed = z.compile(schema).safeParse(input);
+  if (parsed.success) return parsed.data as string;
+  const codes = parsed.error.issues.map((i) => (i as { params?: { code?: string } }).params?.code ?? i.code);
+  return codes.join(',');
+}
+
+describe('the money bound (9,999,999,999.99 either side of zero)', () => {
+  it('accepts the largest magnitude and refuses the smallest beyond it: numbers or strings, either sign, any zeros', () => {
+    const accepted = [
+      '9999999999.99',
+      9999999999.99,
+      '000009999999999.99',
+      '9999999999.9900000000',
+      '-9999999999.99',
+      -9999999999.99,
+    ];
+    expect(accepted.map((v) => moneyOutcome(money(), v))).toEqual([
+      '9999999999.99',
+      '9999999999.99',
+      '9999999999.99',
+      '9999999999.99',
+      '-9999999999.99',
+      '-9999999999.99',
+    ]);
+    expect(moneyOutcome(money({ nonNegative: true }), 9999999999.99)).toBe('9999999999.99');
+    const refused = [
+      '10000000000.00',
+      10_000_000_000,
+      '10000000000.0000000000',
+      '-10000000000',
+      -10_000_000_000,
+      '-10000000000.01',
+      '90071992547409.93', // 2^53 + 1 cents: a JS number of cents would hold 2^53
+      JSON.parse('90071992547409.93') as number, // as a JSON number arrives
+      '999999999999999.99',
+    ];
+    for (const v of refused) expect(moneyOutcome(money(), v), String(v)).toBe('amount_out_of_range');
+    // Decimal places and sign are checked first: a fraction of a cent is never rounded into the bound.
+    expect(moneyOutcome(money(), '9999999999.999')).toBe('too_many_decimal_places');
+    expect(moneyOutcome(money(), '10000000000.001')).toBe('too_many_decimal_places');
+    expect(moneyOutcome(money({ nonNegative: true }), '-10000000000.00')).toBe('negative_amount');
+    // Beyond 15 integer digits the text is not a decimal the service reads at all.
+    expect(moneyOutcome(money(), '1000000000000000.00')).toBe('invalid_decimal');
+  });
+
+  it('bounds amounts in cents the same way (999,999,999,999)', () => {
+    const outcomes = [999_999_999_999, -999_999_999_999, 1e12, -1e12, 2 ** 53, 12.5].map((v) => {
+      const parsed = z.compile(cents()).safeParse(v);
+      return parsed.success
+        ? parsed.data
+        : parsed.error.issues.map((i) => (i as { params?: { code?: string } }).params?.code ?? i.code).join();
+    });
+    expect(outcomes).toEqual([
+      999_999_999_999,
+      -999_999_999_999,
+      'amount_out_of_range',
+      'amount_out_of_range',
+      'amount_out_of_range',
+      'invalid_type',
+    ]);
+  });
+
+  it('answers a ledger balance beyond it at its exact path, in the documented field error', () => {
+    const payload = validAccountPayload();
+    setAt(payload, 'ledgers.1.current_statement_transactions.0.amount', '90071992547409.93');
+    setAt(payload, 'ledgers.1.ledger_balance', '-90071992547409.93');
+    expect(validateAccount(payload, ctx)).toEqual({
+      ok: false,
+      errors: [
+        {
+          code: 'amount_out_of_range',
+          attr: 'ledgers.1.current_statement_transactions.0.amount',
+          detail: `Money amounts are at most ${MONEY_LIMIT_TEXT} either side of zero: a larger one cannot be held exactly.`,
+        },
+        {
+          code: 'amount_out_of_range',
+          attr: 'ledgers.1.ledger_balance',
+          detail: `Money amounts are at most ${MONEY_LIMIT_TEXT} either side of zero: a larger one cannot be held exactly.`,
+        },
+      ],
+    });
+  });
+
+  it("refuses a historical statement's gross_amount beyond it", () => {
+    const body = validStatementsImport();
+    setAt(body, 'statements.0.gross_amount', 1e12);
+    expect(validateStatementsImport(body, ctx)).toMatchObject({
+      ok: false,
+      errors: [{ code: 'amount_out_of_range', attr: 'statements.0.gross_amount' }],
+    });
+  });
+
+  it('holds every amount exactly; toMinor throws rather than round a number of cents beyond 2^53', () => {
+    // The bound's arithmetic (docs/api.md): a balance plus an amount, and a whole import, stay far below 2^53.
+    expect(formatCents(BigInt(MONEY_LIMIT_CENTS))).toBe(MONEY_LIMIT_TEXT.replaceAll(',', ''));
+    expect(2 * MONEY_LIMIT_CENTS).toBeLessThan(Number.MAX_SAFE_INTEGER);
+    expect(POST_IMPORT_LIMITS.transactions * MONEY_LIMIT_CENTS).toBeLessThan(Number.MAX_SAFE_INTEGER / 9);
+    expect(toMinor('9999999999.99')).toBe(999_999_999_999);
+    expect(toMinor('-9999999999.99')).toBe(-999_999_999_999);
+    expect(() => toMinor('90071992547409.93')).toThrow(RangeError);
+    expect(() => signedMinor('CHARGE', '999999999999999.99')).toThrow(RangeError);
   });
 });

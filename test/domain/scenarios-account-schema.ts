@@ -1,4 +1,4 @@
-import { a, ELEC, GAS, GAS_LEDGER } from './scenarios-account-paths.js';
+import { a, ELEC, GAS, GAS_LEDGER, SUPPLY_CHARGE } from './scenarios-account-paths.js';
 import { del, set, type Scenario } from './scenarios.js';
 
 /** Schema (shape and format) errors of the account payload. */
@@ -41,6 +41,44 @@ export const accountSchemaScenarios: Scenario[] = [
     `${GAS_LEDGER}.current_statement_transactions.0.amount`,
     'negative charge',
     set(`${GAS_LEDGER}.current_statement_transactions.0.amount`, '-20.10'),
+  ),
+  a(
+    'amount_out_of_range',
+    'ledgers.1.ledger_balance',
+    '2^53 + 1 cents',
+    set('ledgers.1.ledger_balance', '90071992547409.93'),
+  ),
+  a(
+    'amount_out_of_range',
+    'ledgers.1.ledger_balance',
+    'a balance a cent beyond the bound, its amounts within it',
+    set(`${GAS_LEDGER}.current_statement_transactions.0.amount`, '9999999999.99'),
+    set(`${GAS_LEDGER}.current_statement_transactions.1`, {
+      transaction_id: 'GAS-C-002',
+      transaction_date: '2025-03-31',
+      amount: 0.01,
+      type: 'CHARGE',
+      reason: 'IMPORTED_CHARGE',
+    }),
+    set('ledgers.1.ledger_balance', '-10000000000.00'),
+  ),
+  a(
+    'amount_out_of_range',
+    `${GAS_LEDGER}.current_statement_transactions.0.amount`,
+    'a transaction amount as a JSON number',
+    set(`${GAS_LEDGER}.current_statement_transactions.0.amount`, 1e10),
+  ),
+  a(
+    'amount_out_of_range',
+    `${SUPPLY_CHARGE}.line_items.0.net_amount`,
+    'a line item net amount',
+    set(`${SUPPLY_CHARGE}.line_items.0.net_amount`, '-10000000000.00'),
+  ),
+  a(
+    'amount_out_of_range',
+    `${ELEC}.agreements.0.estimated_monthly_fee_in_cents`,
+    'a fee of 10^12 cents',
+    set(`${ELEC}.agreements.0.estimated_monthly_fee_in_cents`, 1e12),
   ),
   a(
     'invalid_integer',

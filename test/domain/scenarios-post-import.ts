@@ -62,6 +62,27 @@ export const postImportScenarios: Scenario[] = [
   ),
   scenario('transactions', 'invalid_type', 'dry_run', 'string flag', set('dry_run', 'yes')),
   scenario(
+    'transactions',
+    'amount_out_of_range',
+    'transactions.1.amount',
+    '2^53 + 1 cents as a JSON number',
+    set('transactions.1.amount', JSON.parse('90071992547409.93')),
+  ),
+  scenario(
+    'billingDocuments',
+    'amount_out_of_range',
+    `${DOC}.transactions.0.amount`,
+    "a document's transaction",
+    set(`${DOC}.transactions.0.amount`, '10000000000.00'),
+  ),
+  scenario(
+    'billingDocuments',
+    'amount_out_of_range',
+    'additional_historical_transactions.0.amount',
+    'an additional transaction',
+    set('additional_historical_transactions.0.amount', '999999999999999.99'),
+  ),
+  scenario(
     'billingDocuments',
     'duplicate_billing_document_identifiers',
     'historical_billing_documents.1.billing_document_identifier',
@@ -151,6 +172,13 @@ export const postImportScenarios: Scenario[] = [
     'statements.0.gross_amount',
     'euros instead of cents',
     set('statements.0.gross_amount', 64.21),
+  ),
+  scenario(
+    'statements',
+    'amount_out_of_range',
+    'statements.0.gross_amount',
+    '10^12 cents',
+    set('statements.0.gross_amount', 1e12),
   ),
   scenario(
     'statements',

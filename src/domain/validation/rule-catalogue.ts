@@ -51,6 +51,12 @@ export const ruleCatalogue = [
     exampleAttr: 'ledgers.0.current_statement_transactions.0.amount',
   },
   {
+    code: 'amount_out_of_range',
+    description:
+      'Money beyond 9,999,999,999.99 either side of zero (amounts in cents, such as gross_amount: beyond 999,999,999,999), or a transaction import taking a ledger balance beyond it; within it money is held exactly.',
+    exampleAttr: 'ledgers.0.ledger_balance',
+  },
+  {
     code: 'invalid_integer',
     description: 'A whole number is expected.',
     exampleAttr: 'statements.0.gross_amount',
