@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { buildCatalogue } from '../domain/validation/catalogue.js';
 import { validateAccount } from '../domain/validation/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
@@ -16,41 +16,42 @@ import { DifferenceTally } from './reconcile/tally.js';
 import { loadClientConfig } from '../config.js';
 import { identify } from './identity.js';
 import { runLines } from './run.js';
-import { postImportErrors, sentLine } from './sent-line.js';
+import { postImportLine, postImportPaths, sentLine, type PostImportKind } from './sent-line.js';
+import { DRAIN_MS, RunStop, stopExitCodes } from './stop.js';
 import { ResumeState } from './state.js';
 
 /**
  * `import-client`: pushes a cohort from a JSON Lines file through the public HTTP API, with progress, a
  * resumable state file and a report. Server and key from the environment (IMPORT_BASE_URL, IMPORT_API_KEY),
- * never from flags. Exit codes: 0 every line succeeded, 1 some did not, 2 usage, 130 interrupted.
+ * never from flags. Exit codes: 0 every line succeeded, 1 some did not, 2 usage, 3 the key was refused during
+ * the run, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
  */
 
-const postImportPaths = {
-  notes: '/v1/data-import/notes/create/',
-  transactions: '/v1/data-import/transactions/create/',
-  'billing-documents': '/v1/data-import/historical-billing-documents/create/',
-  statements: '/v1/data-import/historical-statements/create/',
-  'payment-instructions': '/v1/data-import/payment-instruction/create/',
-} as const;
-
-const stop = new AbortController();
-let interrupts = 0;
-process.on('SIGINT', () => {
-  interrupts++;
-  if (interrupts > 1) process.exit(130);
-  process.stderr.write(
-    '\n[import-client] stopping: no new lines; letting requests in flight finish (Ctrl-C again to quit now)\n',
-  );
-  stop.abort();
-});
+const run = new RunStop();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, () => {
+    if (run.reason === 'SIGINT' || run.reason === 'SIGTERM') process.exit(stopExitCodes[signal]);
+    process.stderr.write(
+      `\n[import-client] ${signal}: stopping; no new lines; lines in flight may finish for ${DRAIN_MS / 1000} s, then are reported interrupted (${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'} again to quit now)\n`,
+    );
+    run.stop(signal);
+  });
 
 const clients: ApiClient[] = [];
-function api(): ApiClient {
+function api(options: { throttleTimeoutMs?: number } = {}): ApiClient {
   const { IMPORT_BASE_URL: base, IMPORT_API_KEY: key } = loadClientConfig();
   if (!key) throw new UsageError('set IMPORT_API_KEY (the organisation API key) in the environment');
-  const client = new ApiClient(base, key, { signal: stop.signal });
+  const client = new ApiClient(base, key, { ...options, cancelled: run.cancelled });
   clients.push(client);
   return client;
+}
+
+/** `--concurrency` and the like: a positive integer written as one (a usage error otherwise). */
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a positive integer.');
+  return n;
 }
 
 function checkInput(file: string): void {
@@ -80,7 +81,7 @@ program
       .choices(regionNames)
       .default(DEFAULT_REGION),
   )
-  .option('--concurrency <n>', 'requests in flight', (v) => Number(v), 8)
+  .option('--concurrency <n>', 'requests in flight', positiveInteger, 8)
   .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
   .option('--quiet', 'print only the summary', false)
   .action(async (file: string, o: Common & { offline: boolean; region: string; concurrency: number }) => {
@@ -89,9 +90,9 @@ program
     const { report, progress } = startReport(reportDir(o), o, { client });
     const catalogue = buildCatalogue();
     const today = () => new Date().toISOString().slice(0, 10);
-    const { interrupted } = await runLines(
+    await runLines(
       readJsonLines(file),
-      { concurrency: o.offline ? 1 : o.concurrency, stop: stop.signal },
+      { concurrency: o.offline ? 1 : o.concurrency, stop: run },
       async (line): Promise<Result> => {
         const started = Date.now();
         const who = identify(line.value);
@@ -114,7 +115,7 @@ program
       report,
       progress,
     );
-    await conclude(report, progress, { interrupted });
+    await conclude(report, progress, { stopped: run.reason });
   });
 
 program
@@ -130,7 +131,7 @@ program
   .option(
     '--concurrency <n>',
     'accounts in flight (the server still caps creations: 429s are waited out)',
-    (v) => Number(v),
+    positiveInteger,
     8,
   )
   .option(
@@ -156,10 +157,8 @@ program
     ) => {
       if (o.mode === 'v1' && !o.team) throw new UsageError('v1 needs --team <operations team name>');
       if (!(o.pollTimeout > 0)) throw new UsageError('--poll-timeout must be a positive number of seconds');
-      if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
-        throw new UsageError('--concurrency must be a positive integer');
       checkInput(file);
-      const client = api();
+      const client = api({ throttleTimeoutMs: o.pollTimeout * 1000 });
       const dir = reportDir(o);
       // Beside the report folder by default: runs that write their reports in one folder share one state.
       const statePath = resolve(o.state ?? join(dirname(dir), 'import-state.sqlite'));
@@ -173,21 +172,21 @@ program
       });
       try {
         const { report, progress } = startReport(dir, o, { history: state, client, state: statePath });
-        const { interrupted } = await runLines(
+        await runLines(
           // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
           readJsonLines(file, { parse: o.mode === 'v2' }),
-          { concurrency: o.concurrency, stop: stop.signal },
+          { concurrency: o.concurrency, stop: run },
           migrateAccount(client, state, {
             mode: o.mode,
             team: o.team ?? null,
             dryRun: o.dryRun,
-            stop: stop.signal,
+            cancelled: run.cancelled,
             pollTimeoutMs: o.pollTimeout * 1000,
           }),
           report,
           progress,
         );
-        await conclude(report, progress, { interrupted });
+        await conclude(report, progress, { stopped: run.reason });
       } finally {
         state.close();
       }
@@ -199,28 +198,28 @@ program
   .description(
     `send each line as one request body of an import endpoint (${Object.keys(postImportPaths).join(', ')})`,
   )
-  .option('--concurrency <n>', 'requests in flight', (v) => Number(v), 8)
+  .option('--concurrency <n>', 'requests in flight', positiveInteger, 8)
   .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
   .option('--quiet', 'print only the summary', false)
-  .action(async (kind: string, file: string, o: Common & { concurrency: number }) => {
-    const path = (postImportPaths as Record<string, string>)[kind];
-    if (!path)
-      throw new UsageError(`unknown kind ${kind}: one of ${Object.keys(postImportPaths).join(', ')}`);
+  .action(async (name: string, file: string, o: Common & { concurrency: number }) => {
+    if (!Object.hasOwn(postImportPaths, name))
+      throw new UsageError(`unknown kind ${name}: one of ${Object.keys(postImportPaths).join(', ')}`);
+    const kind = name as PostImportKind;
     checkInput(file);
     const client = api();
     const { report, progress } = startReport(reportDir(o), o, { client });
-    const { interrupted } = await runLines(
+    await runLines(
       readJsonLines(file),
-      { concurrency: o.concurrency, stop: stop.signal },
+      { concurrency: o.concurrency, stop: run },
       async (line): Promise<Result> => {
         const started = Date.now();
-        const answer = await client.request('POST', path, line.text);
-        return sentLine(line.line, line.value, answer, started, 'created', postImportErrors);
+        const answer = await client.request('POST', postImportPaths[kind], line.text);
+        return postImportLine(kind, line.line, line.value, answer, started);
       },
       report,
       progress,
     );
-    await conclude(report, progress, { interrupted });
+    await conclude(report, progress, { stopped: run.reason });
   });
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -235,7 +234,7 @@ program
   .option('--statements <file>', 'a statements post-import file (repeatable)', collect, [])
   .option('--notes <file>', 'a notes post-import file (repeatable)', collect, [])
   .option('--batch-size <n>', `accounts per request (at most ${MAX_BATCH})`, (v) => Number(v), MAX_BATCH)
-  .option('--concurrency <n>', 'batch requests in flight', (v) => Number(v), 4)
+  .option('--concurrency <n>', 'batch requests in flight', positiveInteger, 4)
   .option('--report <dir>', 'report folder (default import-report-<UTC timestamp>)')
   .option('--quiet', 'print only the summary', false)
   .action(
@@ -252,8 +251,6 @@ program
     ) => {
       if (!Number.isInteger(o.batchSize) || o.batchSize < 1 || o.batchSize > MAX_BATCH)
         throw new UsageError(`--batch-size must be an integer from 1 to ${MAX_BATCH}`);
-      if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
-        throw new UsageError('--concurrency must be a positive integer');
       const files = {
         transactions: o.transactions,
         'billing-documents': o.billingDocuments,
@@ -272,13 +269,13 @@ program
         outcomes: reconcileOutcomes,
         extension: tally,
       });
-      const { interrupted, unreadable } = await reconcileCohort(
+      const { unreadable } = await reconcileCohort(
         client,
         { cohort, files },
-        { batchSize: o.batchSize, concurrency: o.concurrency, stop: stop.signal },
+        { batchSize: o.batchSize, concurrency: o.concurrency, stop: run.stopped },
         { report, progress, tally },
       );
-      await conclude(report, progress, { interrupted, unreadableInputs: unreadable });
+      await conclude(report, progress, { stopped: run.reason, unreadableInputs: unreadable });
     },
   );
 

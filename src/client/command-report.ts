@@ -6,6 +6,7 @@ import { successes, type Outcome } from './outcomes.js';
 import { Progress } from './progress.js';
 import { ReportWriter, type ReportExtension, type Summary } from './report.js';
 import type { RunHistory } from './run-history.js';
+import { stopExitCodes, type StopReason } from './stop.js';
 
 // The report of an `import-client` command: its folder, starting it with the progress, and concluding it (the
 // summary printed, the exit code).
@@ -60,20 +61,28 @@ export function startReport(
   return { report, progress };
 }
 
+/**
+ * The end of a command: the report written, its summary printed, the exit code set: 0 when every line
+ * succeeded, 1 when some did not, or the code of the stop (`stopExitCodes`) when the run stopped early.
+ */
 export async function conclude(
   report: ReportWriter,
   progress: Progress,
-  extra: { interrupted: boolean; unreadableInputs?: number },
+  extra: { stopped: StopReason | null; unreadableInputs?: number },
 ): Promise<void> {
   progress.stop();
-  const summary = await report.finish(extra);
+  const summary = await report.finish({ interrupted: extra.stopped !== null });
   process.stdout.write(JSON.stringify(summaryLine(summary, report.dir), null, 2) + '\n');
   const ok =
     (extra.unreadableInputs ?? 0) === 0 &&
     Object.entries(summary.by_outcome).every(
       ([o, n]) => n === 0 || successes.has(o as keyof typeof summary.by_outcome),
     );
-  process.exitCode = extra.interrupted ? 130 : ok ? 0 : 1;
+  if (extra.stopped === 'key_refused')
+    process.stderr.write(
+      `error: the service refused the API key during the run (revoked?); the run stopped: lines in flight are reported interrupted, the lines after them were not sent (run again with a valid IMPORT_API_KEY)\n`,
+    );
+  process.exitCode = extra.stopped ? stopExitCodes[extra.stopped] : ok ? 0 : 1;
 }
 
 function summaryLine(summary: Summary, dir: string) {

@@ -1,6 +1,10 @@
 import type { Difference } from '../domain/reconciliation/compare.js';
 
-/** How an input line of `validate`, `migrate` or `post-import` ended (the `outcome` of `results.jsonl`). */
+/**
+ * How an input line of `validate`, `migrate` or `post-import` ended (the `outcome` of `results.jsonl`; see
+ * docs/client.md, "Outcomes"). `duplicate_line` (`migrate`): a later line of an account an earlier line of the
+ * file named, not sent. `interrupted`: the run stopped (a signal, the key refused) before the line finished.
+ */
 export const outcomes = [
   'created',
   'already_imported',
@@ -10,6 +14,8 @@ export const outcomes = [
   'supplier_closed',
   'failed',
   'parse_error',
+  'duplicate_line',
+  'interrupted',
 ] as const;
 
 /**
@@ -27,6 +33,9 @@ export const reconcileOutcomes = [
 ] as const;
 
 export type Outcome = (typeof outcomes)[number] | (typeof reconcileOutcomes)[number];
+
+/** Outcomes of lines that were not an account sent: left out of the accounts per second. */
+export const notAccounts: ReadonlySet<Outcome> = new Set(['parse_error', 'duplicate_line']);
 
 /** The outcomes that count as success for the exit code. */
 export const successes: ReadonlySet<Outcome> = new Set([

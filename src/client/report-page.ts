@@ -51,7 +51,7 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
 // A digest is 64 hex digits: its first 12 tell two apart on screen (the whole of it is in the results files).
 const short = (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? v.slice(0, 12) + '…' : v;
 const good = new Set(['created', 'already_imported', 'dry_run_ok', 'matched']);
-const warn = new Set(['skipped', 'supplier_closed', 'duplicate']);
+const warn = new Set(['skipped', 'supplier_closed', 'duplicate', 'duplicate_line', 'interrupted']);
 const duration = (sec) => sec < 60 ? (Math.round(sec * 10) / 10) + ' s' : Math.floor(sec / 60) + ' min ' + Math.round(sec % 60) + ' s';
 const when = (iso) => iso ? iso.slice(0, 19).replace('T', ' ') + ' UTC' : '';
 const sum = (counts, keep) => Object.entries(counts).filter(([o]) => keep(o)).reduce((n, [, v]) => n + v, 0);

@@ -18,6 +18,7 @@ import { stringify } from 'csv-stringify';
 import { successes, type Outcome, type Result } from './outcomes.js';
 import { page } from './report-page.js';
 import {
+  notAccountCount,
   OneRun,
   rate,
   round,
@@ -169,7 +170,7 @@ export class ReportWriter {
       skipped_done_earlier: this.skippedDoneEarlier,
       sent,
       by_outcome: { ...this.counts },
-      accounts_per_s: rate(sent - this.counts.parse_error, seconds),
+      accounts_per_s: rate(sent - notAccountCount(this.counts), seconds),
       server_throttled: this.options.throttled?.() ?? 0,
       throughput: Array.from({ length: last + 1 }, (_, s) => this.perSecond.get(s) ?? 0),
     };

@@ -1,4 +1,4 @@
-import { outcomes, type Outcome } from './outcomes.js';
+import { notAccounts, outcomes, type Outcome } from './outcomes.js';
 
 // The runs of a migration as a report knows them: the record of each run, where they are kept, their totals
 // and the throughput chart over all of them.
@@ -28,7 +28,7 @@ export type RunRecord = {
   sent: number;
   /** Outcomes of the `sent` lines. */
   by_outcome: Record<Outcome, number>;
-  /** Accounts (sent lines but parse errors) per second of the run. */
+  /** Accounts (sent lines but parse errors and duplicate lines) per second of the run. */
   accounts_per_s: number;
   server_throttled: number;
   /** Sent lines finished in each second of the run (the chart). */
@@ -62,6 +62,9 @@ export const zeroCounts = (list: readonly Outcome[] = outcomes) =>
   Object.fromEntries(list.map((o) => [o, 0])) as Record<Outcome, number>;
 export const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 export const rate = (n: number, seconds: number) => (seconds > 0 && n > 0 ? round(n / seconds, 1) : 0);
+/** The lines among `counts` that were not an account sent (unparsable, duplicates): not part of the rate. */
+export const notAccountCount = (counts: Partial<Record<Outcome, number>>) =>
+  [...notAccounts].reduce((n, o) => n + (counts[o] ?? 0), 0);
 
 /** An in-memory history: the report of a command with no resume state knows its own run only. */
 export class OneRun implements RunHistory {
@@ -103,7 +106,7 @@ export function totals(
     cpu_seconds: round(cpu, 2),
     sent,
     by_outcome: byOutcome,
-    accounts_per_s: rate(sent - byOutcome.parse_error, seconds),
+    accounts_per_s: rate(sent - notAccountCount(byOutcome), seconds),
     server_throttled: throttled,
   };
 }

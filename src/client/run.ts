@@ -1,73 +1,94 @@
+import { KeyRefused } from './http.js';
 import { identifyLine } from './identity.js';
 import type { InputLine } from './input.js';
 import type { Result } from './outcomes.js';
 import type { Progress } from './progress.js';
 import type { ReportWriter } from './report.js';
+import { Interrupted, type RunStop } from './stop.js';
 
-/** How long in-flight requests may finish after an interrupt before the run ends without them. */
-export const DRAIN_MS = 30_000;
+type ReadLine = Extract<InputLine, { ok: true }>;
 
 /**
- * Runs `handle` over the input lines with at most `concurrency` in flight, recording each result as it
- * comes. `stop` (Ctrl-C) ends the reading of new lines; the lines in flight may finish for up to `DRAIN_MS`.
- * Returns whether the run was stopped before the end of the input.
+ * Runs `handle` over the input lines with at most `concurrency` in flight, recording each result as it comes.
+ * At the end of the input every line in flight is waited for, however long (each is bounded by its own waits).
+ * A stop (`stop`: Ctrl-C, SIGTERM, or the key refused mid-run, which stops it from here) ends the reading of new
+ * lines; the lines in flight may finish until `stop.cancelled`, and those it cuts short end `interrupted`.
  */
 export async function runLines(
   input: AsyncIterable<InputLine>,
-  options: { concurrency: number; stop: AbortSignal },
-  handle: (line: Extract<InputLine, { ok: true }>) => Promise<Result>,
+  options: { concurrency: number; stop: RunStop },
+  handle: (line: ReadLine) => Promise<Result>,
   report: ReportWriter,
   progress: Progress,
-): Promise<{ interrupted: boolean }> {
+): Promise<void> {
+  const { stop } = options;
   const inFlight = new Set<Promise<void>>();
   const record = (result: Result) => {
     report.add(result);
     progress.tick(result.done_earlier === true);
   };
-  let interrupted = false;
   for await (const line of input) {
     await report.drained();
-    if (options.stop.aborted) {
-      interrupted = true;
-      break;
-    }
+    if (stop.stopped.aborted) break;
     if (!line.ok) {
-      record({
-        line: line.line,
-        import_supplier: null,
-        external_account_number: null,
-        outcome: 'parse_error',
-        http_status: null,
-        kraken_account_number: null,
-        errors: [{ code: 'parse_error', attr: 'non_field_errors' }],
-        attempts: 0,
-        ms: 0,
-      });
+      record(parseError(line.line));
       continue;
     }
+    const started = Date.now();
     const task = handle(line)
-      .catch((err: unknown): Result => ({
-        ...identifyLine(line),
-        line: line.line,
-        outcome: 'failed',
-        http_status: null,
-        kraken_account_number: null,
-        errors: [{ code: errorCode(err), attr: 'non_field_errors' }],
-        attempts: 0,
-        ms: 0,
-      }))
+      .catch((err: unknown) => {
+        if (err instanceof KeyRefused) stop.stop('key_refused');
+        return unfinished(line, err, Date.now() - started);
+      })
       .then(record);
     const tracked = task.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
     if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
   }
-  if (options.stop.aborted) interrupted = true;
-  await Promise.race([Promise.all(inFlight), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
-  return { interrupted };
+  // Settles: every wait of a line ends by itself, or with `Interrupted` once a stop's drain has run out.
+  await Promise.all(inFlight);
 }
 
-/** The code a request that got no answer is reported with: the network error's, else `client_error`. */
+/** A line that is not JSON: reported with its number, never sent. */
+function parseError(line: number): Result {
+  return {
+    line,
+    import_supplier: null,
+    external_account_number: null,
+    outcome: 'parse_error',
+    http_status: null,
+    kraken_account_number: null,
+    errors: [{ code: 'parse_error', attr: 'non_field_errors' }],
+    attempts: 0,
+    ms: 0,
+  };
+}
+
+/**
+ * A line whose handling threw: `interrupted` when the run stopped under it (its drain ran out, or the key was
+ * refused: it is not a failure of its own, and a rerun sends it again), else `failed` with the error's code.
+ */
+function unfinished(line: ReadLine, err: unknown, ms: number): Result {
+  const stopped = err instanceof Interrupted || err instanceof KeyRefused;
+  return {
+    ...identifyLine(line),
+    line: line.line,
+    outcome: stopped ? 'interrupted' : 'failed',
+    http_status: null,
+    kraken_account_number: null,
+    errors: [{ code: errorCode(err), attr: 'non_field_errors' }],
+    attempts: 0,
+    ms,
+  };
+}
+
+/**
+ * The code a line that got no answer is reported with: `interrupted` or `api_key_refused` when the run stopped
+ * under it, the network error's, else `client_error`.
+ */
 export function errorCode(err: unknown): string {
+  if (err instanceof Interrupted) return 'interrupted';
+  if (err instanceof KeyRefused) return 'api_key_refused';
   const cause = (err as { cause?: { code?: string } }).cause?.code;
   return cause ? `network_error_${cause.toLowerCase()}` : 'client_error';
 }

@@ -4,6 +4,16 @@ import { fieldErrors, type FieldError, type Outcome, type Result } from './outco
 
 // The result of a line of `validate` or `post-import` sent as one request, from the service's answer.
 
+export const postImportPaths = {
+  notes: '/v1/data-import/notes/create/',
+  transactions: '/v1/data-import/transactions/create/',
+  'billing-documents': '/v1/data-import/historical-billing-documents/create/',
+  statements: '/v1/data-import/historical-statements/create/',
+  'payment-instructions': '/v1/data-import/payment-instruction/create/',
+} as const;
+
+export type PostImportKind = keyof typeof postImportPaths;
+
 /** A line sent as one request: `success` on a 2xx, `validation_failed` on a 400, else `failed`. */
 export function sentLine(
   line: number,
@@ -37,4 +47,59 @@ export function postImportErrors(body: unknown) {
       },
     ];
   return fieldErrors(body);
+}
+
+/**
+ * A post-import line: `created`, or `already_imported` when the answer says everything the line asked for was on
+ * the account already (a file sent again), else as `sentLine`.
+ */
+export function postImportLine(
+  kind: PostImportKind,
+  line: number,
+  value: unknown,
+  answer: Answer,
+  started: number,
+): Result {
+  const result = sentLine(line, value, answer, started, 'created', postImportErrors);
+  return alreadyThere(kind, value, answer) ? { ...result, outcome: 'already_imported', errors: [] } : result;
+}
+
+/**
+ * Whether the answer says that every item of the request was already on the account. Notes and transactions
+ * answer 201 with a status per item; statements refuse the whole request, naming each statement already there
+ * (a request that also holds a new one wrote nothing: it is not "already imported"). Billing documents and
+ * payment instructions answer a repeat as they answer a conflict or a first import, so it cannot be told
+ * (docs/client.md, "post-import").
+ */
+function alreadyThere(kind: PostImportKind, value: unknown, answer: Answer): boolean {
+  const v = (value ?? {}) as { statements?: unknown };
+  switch (kind) {
+    case 'notes':
+      return answer.status === 201 && allStatus(answer.body, 'NOTE_ALREADY_EXISTS');
+    case 'transactions':
+      return (
+        answer.status === 201 &&
+        allStatus((answer.body as { results?: unknown } | null)?.results, 'TRANSACTION_ALREADY_EXISTS')
+      );
+    case 'statements': {
+      const b = (answer.body ?? {}) as { code?: string; errors?: { code?: string; attr?: string }[] };
+      if (answer.status !== 400 || b.code !== 'historical_statement_already_exists') return false;
+      if (!Array.isArray(v.statements) || v.statements.length === 0) return false;
+      const there = new Set(
+        (b.errors ?? []).filter((e) => e.code === 'historical_statement_already_exists').map((e) => e.attr),
+      );
+      return v.statements.every((_, i) => there.has(`statements.${i}.statement_id`));
+    }
+    default:
+      return false;
+  }
+}
+
+/** A non-empty array whose every item has this `status`. */
+function allStatus(items: unknown, status: string): boolean {
+  return (
+    Array.isArray(items) &&
+    items.length > 0 &&
+    items.every((item) => (item as { status?: unknown } | null)?.status === status)
+  );
 }
