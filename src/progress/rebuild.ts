@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { storageFor } from '../storage/index.js';
+import { emptyState, foldEvent, type ProcessState } from '../domain/import-process/state.js';
 import { entryOf, type ProgressCounters, type ProgressEntry } from '../storage/progress-counters.js';
+import { toEvent } from '../storage/process-event-records.js';
 
 /**
  * The progress counts derived again from the database, the record: every import process's head (its v2 status
@@ -21,83 +23,104 @@ export type RebuildReport = {
 
 /** A rebuild not heard from in this long is taken over by another process. */
 export const REBUILD_BEAT_TIMEOUT_MS = 30_000;
-/** Processes whose heads are read at once, and applied to Redis in one call. */
-const BATCH = 100;
-const READS_IN_PARALLEL = 16;
+/** Process heads applied to Redis in one call. */
+const BATCH = 200;
 const POST_BATCH = 500;
 
 class Superseded extends Error {}
 
-/** Reads the heads of one batch of processes, a few at a time. */
-async function headsOf(
-  models: Models,
-  batch: {
-    _id: string;
-    externalAccountNumber: string;
-    stagedAt?: Date | null;
-    krakenAccountNumber?: string | null;
-    skipped?: boolean | null;
-    updatedAt?: Date | null;
-  }[],
-): Promise<[string, ProgressEntry][]> {
-  const events = storageFor(models).events;
-  const out: [string, ProgressEntry][] = [];
-  for (let i = 0; i < batch.length; i += READS_IN_PARALLEL) {
-    const slice = batch.slice(i, i + READS_IN_PARALLEL);
-    const states = await Promise.all(slice.map((p) => events.state(p._id)));
-    slice.forEach((process, j) => {
-      const at = process.updatedAt ?? undefined;
-      const entry = entryOf(states[j]!, {
-        krakenAccountNumber: process.krakenAccountNumber,
-        staged: process.stagedAt != null,
-        at,
-      }) ?? { q: -1, s: '', c: '', a: [], t: (at ?? new Date(0)).getTime(), k: '', e: '', x: 0 };
-      if (process.skipped) entry.x = 1;
-      if (entry.s || entry.x) out.push([process.externalAccountNumber, entry]);
-    });
-  }
-  return out;
-}
+type ProcessRow = {
+  _id: string;
+  externalAccountNumber: string;
+  stagedAt?: Date | null;
+  krakenAccountNumber?: string | null;
+  skipped?: boolean | null;
+  updatedAt?: Date | null;
+};
+type HistoryEntry = { seq: number; event: string | null; data: string; run: string | null; occurredAt: Date };
 
-/** Fills `epoch` from the database; returns how many processes it counted. Throws Superseded when it is no longer built. */
-async function fill(models: Models, counters: ProgressCounters, supplier: string, epoch: string) {
-  let processes = 0;
-  let batch: Parameters<typeof headsOf>[1] = [];
-  const flush = async () => {
-    const entries = await headsOf(models, batch);
-    batch = [];
-    processes += entries.length;
-    if (!(await counters.rebuildApply(supplier, epoch, entries))) throw new Superseded();
-  };
-  const cursor = models.AccountImportProcess.find({ importSupplier: supplier })
-    .select({ externalAccountNumber: 1, stagedAt: 1, krakenAccountNumber: 1, skipped: 1, updatedAt: 1 })
-    .lean()
-    .cursor({ batchSize: 1000 });
-  for await (const process of cursor) {
-    batch.push(process as (typeof batch)[number]);
-    if (batch.length >= BATCH) await flush();
-  }
-  if (batch.length > 0) await flush();
-
+/**
+ * Every event of the supplier, in one pass over its events: the process histories by account (folded into
+ * their heads below) and the post-import events, counted in `epoch` as they come. One read of the events
+ * rather than a probe per process and position: the rebuild of a large cohort is bound by the database's scan.
+ */
+async function readEvents(models: Models, counters: ProgressCounters, supplier: string, epoch: string) {
+  const histories = new Map<string, HistoryEntry[]>();
   let posts: { id: string; resource: string; count: number }[] = [];
   const flushPosts = async () => {
     if (!(await counters.rebuildPost(supplier, epoch, posts))) throw new Superseded();
     posts = [];
   };
-  const postEvents = models.ImportEvent.find({
-    importSupplier: supplier,
-    seq: null,
-    type: 'data_import.import_process.post_import.completed-v1',
-  })
-    .select({ _id: 1, data: 1 })
+  const events = models.ImportEvent.find({ importSupplier: supplier })
+    .select({ _id: 1, externalAccountNumber: 1, seq: 1, event: 1, type: 1, data: 1, run: 1, occurredAt: 1 })
     .lean()
     .cursor({ batchSize: 1000 });
-  for await (const event of postEvents) {
-    const data = JSON.parse(event.data) as { resource: string; count: number };
-    posts.push({ id: event._id, resource: data.resource, count: data.count });
-    if (posts.length >= POST_BATCH) await flushPosts();
+  for await (const e of events) {
+    if (e.seq === null || e.seq === undefined) {
+      if (e.type !== 'data_import.import_process.post_import.completed-v1') continue;
+      const data = JSON.parse(e.data) as { resource: string; count: number };
+      posts.push({ id: e._id, resource: data.resource, count: data.count });
+      if (posts.length >= POST_BATCH) await flushPosts();
+      continue;
+    }
+    const list = histories.get(e.externalAccountNumber) ?? [];
+    list.push({
+      seq: e.seq,
+      event: e.event ?? null,
+      data: e.data,
+      run: e.run ?? null,
+      occurredAt: e.occurredAt,
+    });
+    histories.set(e.externalAccountNumber, list);
   }
   await flushPosts();
+  return histories;
+}
+
+/** A process's head from its history's entries (positions from 0 on, as the per-account endpoint folds them). */
+function headOf(entries: HistoryEntry[] | undefined): ProcessState {
+  let state = emptyState;
+  const sorted = (entries ?? []).sort((a, b) => a.seq - b.seq);
+  for (const entry of sorted) {
+    if (entry.seq !== state.seq + 1) break;
+    state = foldEvent(state, entry.seq, toEvent(entry.seq, entry));
+  }
+  return state;
+}
+
+function entryOfRow(process: ProcessRow, state: ProcessState): ProgressEntry | null {
+  const at = process.updatedAt ?? undefined;
+  const entry = entryOf(state, {
+    krakenAccountNumber: process.krakenAccountNumber,
+    staged: process.stagedAt != null,
+    at,
+  }) ?? { q: -1, s: '', c: '', a: [], t: (at ?? new Date(0)).getTime(), k: '', e: '', x: 0 };
+  if (process.skipped) entry.x = 1;
+  return entry.s || entry.x ? entry : null;
+}
+
+/** Fills `epoch` from the database; returns how many processes it counted. Throws Superseded when it is no longer built. */
+async function fill(models: Models, counters: ProgressCounters, supplier: string, epoch: string) {
+  const histories = await readEvents(models, counters, supplier, epoch);
+  let processes = 0;
+  let batch: [string, ProgressEntry][] = [];
+  const flush = async () => {
+    processes += batch.length;
+    if (!(await counters.rebuildApply(supplier, epoch, batch))) throw new Superseded();
+    batch = [];
+  };
+  const cursor = models.AccountImportProcess.find({ importSupplier: supplier })
+    .select({ externalAccountNumber: 1, stagedAt: 1, krakenAccountNumber: 1, skipped: 1, updatedAt: 1 })
+    .lean<ProcessRow[]>()
+    .cursor({ batchSize: 1000 });
+  for await (const process of cursor) {
+    const row = process as unknown as ProcessRow;
+    const entry = entryOfRow(row, headOf(histories.get(row.externalAccountNumber)));
+    histories.delete(row.externalAccountNumber);
+    if (entry) batch.push([row.externalAccountNumber, entry]);
+    if (batch.length >= BATCH) await flush();
+  }
+  await flush();
   return processes;
 }
 
@@ -149,15 +172,17 @@ export async function rebuildProgress(
   }
 }
 
+/** A change older than this without its count is repaired from the database. */
+const REPAIR_AFTER_MS = 1_000;
+/** A noted change still not written after this was never written (its writer died before the insert). */
+const ABANDONED_AFTER_MS = 60_000;
+const REPAIR_BATCH = 200;
+
 /**
  * Counts any change noted but not counted (a writer that died between its write and its count), from the
  * database: a process change by the process's head, a post-import event when the event its writer noted is
  * there (and was written by that writer: another writer's attempt at the same event counts nothing).
  */
-const REPAIR_AFTER_MS = 1_000;
-/** A noted change still not written after this was never written (its writer died before the insert). */
-const ABANDONED_AFTER_MS = 60_000;
-const REPAIR_BATCH = 200;
 
 export async function repairPending(models: Models, counters: ProgressCounters, supplier: string) {
   const pending = await counters.pending(supplier, REPAIR_AFTER_MS, REPAIR_BATCH);

@@ -286,6 +286,7 @@ describe('the page’s endpoints', () => {
       import_supplier_code: SUPPLIER,
       status: 'Ongoing',
       as_of: expect.any(String),
+      rebuilding: body.rebuilding,
       accounts: body.accounts,
       skipped: body.skipped,
       processed_per_minute: expect.any(Object),
