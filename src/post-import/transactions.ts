@@ -12,6 +12,7 @@ import {
 } from '../storage/ledger-journal.js';
 import type { Models } from '../models/index.js';
 import { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
+import { formatCents, MONEY_LIMIT_TEXT, withinMoneyLimit } from '../domain/money.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
 import { publishPostImport } from './events.js';
@@ -56,7 +57,20 @@ export type TransactionImportOutcome =
 type Planned = { index: number; record: StoredTransaction; echo: RawTransaction; redated: boolean };
 type Plan =
   | { ok: true; results: (TransactionResult | null)[]; toWrite: Planned[]; ledger: LedgerState }
-  | { ok: false; error: TransactionImportError };
+  | { ok: false; error: TransactionImportError }
+  | { ok: false; refusal: Refusal };
+
+/** The ledger balance leaves the bound within which money is held exactly (`domain/money.ts`). */
+function balanceOutOfRange(ledgerCode: string, index: number, balanceMinor: number): Plan {
+  const detail = `This transaction would take the balance of ledger ${ledgerCode} to ${formatCents(BigInt(balanceMinor))}, beyond ${MONEY_LIMIT_TEXT} either side of zero.`;
+  return {
+    ok: false,
+    refusal: {
+      code: 'request_failed_validation',
+      errors: [{ detail, code: 'amount_out_of_range', attr: `transactions.${index}.amount` }],
+    },
+  };
+}
 
 /**
  * Decides the fate of every transaction against the journal's head, before anything is written: already on
@@ -67,6 +81,12 @@ function plan(head: JournalHead, ledger: LedgerState, input: TransactionImport):
   const openStart = ledger.openPeriodStart;
   const results: (TransactionResult | null)[] = [];
   const toWrite: Planned[] = [];
+  // Each amount and the balance stay within the money bound, so every sum here is an exact number of cents.
+  let balance = ledger.balanceMinor;
+  const moves = (record: StoredTransaction): boolean => {
+    if (BALANCE_ORIGINS.has(record.origin)) balance += record.signedMinor;
+    return withinMoneyLimit(balance);
+  };
   for (const [index, t] of input.transactions.entries()) {
     const raw = input.raws[index] ?? {};
     const fail = (detail: string): Plan => ({
@@ -94,15 +114,13 @@ function plan(head: JournalHead, ledger: LedgerState, input: TransactionImport):
         originalTransactionDate: t.transaction_date,
         note,
       });
+      if (!moves(record)) return balanceOutOfRange(ledger.code, index, balance);
       toWrite.push({ index, record, echo: { ...raw, transaction_date: openStart, note }, redated: true });
       continue;
     }
-    toWrite.push({
-      index,
-      record: storedTransaction(ledger.code, t, raw, 'imported'),
-      echo: raw,
-      redated: false,
-    });
+    const record = storedTransaction(ledger.code, t, raw, 'imported');
+    if (!moves(record)) return balanceOutOfRange(ledger.code, index, balance);
+    toWrite.push({ index, record, echo: raw, redated: false });
   }
   return { ok: true, results, toWrite, ledger };
 }
