@@ -138,6 +138,11 @@ export const configSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).default(4),
   /** How often the outbox is swept for events whose dispatch job was never queued. */
   OUTBOX_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * How often each worker process checks that every supplier's progress counts are settled (built by the Redis
+   * server that holds them, none marked stale) and rebuilds from the database those that are not.
+   */
+  PROGRESS_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   METRICS_ENABLED: bool.default(true),
   /**
    * Most worker threads that parse, validate and serialise validate-account bodies off the event loop; 0
@@ -145,11 +150,6 @@ export const configSchema = z.object({
    * event loop mostly waits on I/O, so validation is what needs them.
    */
   VALIDATION_THREADS: z.coerce
-  /**
-   * How often each worker process checks that every supplier's progress counts are settled (built by the Redis
-   * server that holds them, none marked stale) and rebuilds from the database those that are not.
-   */
-  PROGRESS_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
     .number()
     .int()
     .min(0)
