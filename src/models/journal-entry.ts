@@ -34,7 +34,9 @@ export { transactionOrigins } from '../domain/reconciliation/origins.js';
  *   on entries written before the figures were kept;
  * - `keys`: the natural keys this entry adds (`t:` transaction ids, `s:` statement ids, `n:` note dedup keys),
  *   for duplicate checks and counts;
- * - `records`: the transactions, statements and billing documents it adds, as stored (deflated JSON text).
+ * - `records`: the transactions, statements and billing documents it adds, as stored (deflated JSON text);
+ * - `request`: on an entry a post-import request wrote, that request's identity and how many items it added,
+ *   from which its `post_import.completed-v1` event is recorded (`storage/journal-state.ts`, `RequestMark`).
  * `writer` identifies the attempt that inserted it, so a writer whose insert's answer was lost knows it won.
  */
 export const journalEntrySchema = new Schema(
@@ -50,6 +52,8 @@ export const journalEntrySchema = new Schema(
     summary: { type: String },
     /** JSON text, deflated (see `storage/packed-text.ts`). */
     records: { type: Schema.Types.Mixed, required: true },
+    /** JSON text of `RequestMark`: the post-import request the entry wrote, and what it added (its event). */
+    request: { type: String },
     /** Entries never change: a creation time, no update time or version. */
     createdAt: { type: Date, required: true },
   },

@@ -12,7 +12,7 @@ import {
 } from '../storage/ledger-journal.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
-import { publishPostImport } from './events.js';
+import { publishPostImport, requestKey, writeRef, type Written } from './events.js';
 import { ledgerNotFound, type Refusal } from './outcomes.js';
 import type { PostImportTarget } from './target.js';
 
@@ -44,7 +44,10 @@ function locate(data: BillingDocumentsImport, rawBody: Raw): Located[] {
   return located;
 }
 
-export type BillingDocumentsOutcome = { ok: true } | { ok: false; refusal: Refusal };
+/** `written`: what the ledger's one import added (now, or before: any later request finds it), for its event. */
+export type BillingDocumentsOutcome = ({ ok: true } | { ok: false; refusal: Refusal }) & {
+  written?: Written;
+};
 
 /**
  * The one historical billing document import of a ledger, as one journal entry: the documents, their
@@ -52,6 +55,10 @@ export type BillingDocumentsOutcome = { ok: true } | { ok: false; refusal: Refus
  * after, so of concurrent imports for one ledger exactly one is written, transaction ids already on the
  * account are checked in the same step as the write, and a refused request writes nothing. Historical
  * transactions are already inside the last statement balance, so the balance does not move.
+ *
+ * The entry is marked with the ledger (the write's identity: one per ledger) and its document count. A
+ * request sent again after it is refused (`ledger_has_finalized_billing_document`) and answers that count,
+ * so the import's event is recorded even when the attempt that wrote it stopped before.
  */
 export async function importBillingDocuments(
   journal: LedgerJournal,
@@ -72,16 +79,23 @@ export async function importBillingDocuments(
     billPeriodFromDate: d.bill_period_from_date ?? null,
     billPeriodToDate: d.bill_period_to_date ?? null,
   }));
+  const ref = writeRef(ledgerCode);
+  const requestAt = requestKey('billing_documents', ref);
   const outcome = await locks.with(accountId, () =>
     journal.append<BillingDocumentsOutcome>(
       accountId,
       (head) => {
         const ledger = ledgerOf(head, ledgerCode);
         if (!ledger) return { write: null, result: { ok: false, refusal: ledgerNotFound(ledgerCode) } };
+        const before = head.requests.get(requestAt);
         if (ledger.billingImportKey !== null)
           return {
             write: null,
-            result: { ok: false, refusal: { code: 'ledger_has_finalized_billing_document' } },
+            result: {
+              ok: false,
+              refusal: { code: 'ledger_has_finalized_billing_document' },
+              written: before && { ref, count: before.count },
+            },
           };
         const clashes: FieldError[] = located
           .filter((l) => head.keys.has(transactionKey(l.t.transaction_id)))
@@ -95,6 +109,7 @@ export async function importBillingDocuments(
             write: null,
             result: { ok: false, refusal: { code: 'request_failed_validation', errors: clashes } },
           };
+        const count = documents.length;
         return {
           write: {
             kind: 'billing',
@@ -110,8 +125,9 @@ export async function importBillingDocuments(
                     }),
               ),
             },
+            request: { key: requestAt, count },
           },
-          result: { ok: true },
+          result: { ok: true, written: { ref, count } },
         };
       },
       now,
@@ -122,7 +138,8 @@ export async function importBillingDocuments(
 
 /**
  * The billing documents step: the ledger's one historical import written under the account's lock, then
- * its event. A repeat is refused, so an event that cannot be recorded is logged and the answer stands.
+ * its event. A repeat is refused, and still publishes the event of the import there: an event that could not
+ * be recorded after the write (the request failed) is recorded by the repeat.
  */
 export async function runBillingDocumentsImport(
   ctx: PostImportContext,
@@ -138,11 +155,7 @@ export async function runBillingDocumentsImport(
     request.body as Raw,
     ctx.clock(),
   );
-  if (outcome.ok)
-    await publishPostImport(ctx, target, {
-      resource: 'billing_documents',
-      count: data.historical_billing_documents.length,
-      repeatable: false,
-    });
+  if (outcome.written)
+    await publishPostImport(ctx, target, { resource: 'billing_documents', ...outcome.written });
   return outcome;
 }

@@ -7,60 +7,65 @@ export type PostImportResource =
   'notes' | 'transactions' | 'billing_documents' | 'statements' | 'payment_instruction';
 
 /**
+ * What a post-import write added, as its `post_import.completed-v1` event reports it: `ref` identifies the
+ * write (with the resource, the event's id), `count` the distinct items it put on the account.
+ */
+export type Written = { ref: string; count: number };
+
+/**
+ * The identity of a post-import write from what identifies its items (transaction ids and their ledger,
+ * statement ids, note dedup keys, a ledger's one billing import), never from the request's bytes: a request
+ * sent again with its fields in another order is the same write, and finds the entry it wrote.
+ */
+export function writeRef(...identity: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 32);
+}
+
+/** The key of a write in its account's journal (`RequestMark.key`): unique per resource and ref. */
+export const requestKey = (resource: PostImportResource, ref: string) => `${resource}:${ref}`;
+
+/**
  * Publishes a post-import write (`post_import.completed-v1`) or a vendor's refusal of a payment instruction
- * (`post_import.error-v1`), after the write it reports and before the answer. Its id is derived from the
- * request's body, so the same request recorded twice is one event.
+ * (`post_import.error-v1`), after the write it reports and before the answer. Its id is derived from
+ * (account, resource, ref), so the same write recorded twice is one event.
  *
- * `repeatable`: sending the request again answers success again (notes and transactions report
- * `…_ALREADY_EXISTS`, a payment instruction joins its verification). Then `count` is every item of the
- * request, and a failure to record fails the request (503 while the database is unreachable): the client sends
- * it again, the write finds its data there, and the event is recorded then. So an acknowledged write always has
- * its event, even when a process dies between the two. Statements and billing documents refuse a repeat
- * (`…_already_exists`): for them a failure to record is logged and the answer stands (that event is lost).
+ * The count is what the write added, as its journal entry records it (`RequestMark`): an item counts once
+ * however many requests carry it, and an item already on the account does not count. A request sent again
+ * finds its entry and publishes the same event with the entry's count. So a failure to record fails the
+ * request (503 while the database is unreachable): the client sends it again, which records the event then,
+ * and an acknowledged write always has its event, even when a process dies between the two.
  */
 export async function publishPostImport(
   ctx: PostImportContext,
   target: PostImportTarget<{ external_account_number: string }>,
   input: {
     resource: PostImportResource;
+    ref: string;
     count: number;
-    repeatable: boolean;
     error?: { code: string; detail: string };
   },
 ): Promise<void> {
   if (input.count === 0 && !input.error) return;
   const { supplier, account, request } = target;
   const externalAccountNumber = target.data.external_account_number;
-  const ref = createHash('sha256')
-    .update(JSON.stringify(request.body ?? null))
-    .digest('hex')
-    .slice(0, 32);
-  try {
-    const event = await ctx.storage.events.recordPostImport(
-      {
-        key: processKey(supplier.code, externalAccountNumber),
-        organisationId: supplier.organisationId,
-        importSupplier: supplier.code,
-        externalAccountNumber,
-        krakenAccountNumber: account.number,
-      },
-      {
-        type: input.error
-          ? 'data_import.import_process.post_import.error-v1'
-          : 'data_import.import_process.post_import.completed-v1',
-        resource: input.resource,
-        ref: input.error ? `${ref}:${input.error.code}` : ref,
-        count: input.count,
-        ...(input.error ? { error: { ...input.error, domain: 'post_import' } } : {}),
-      },
-      ctx.clock(),
-    );
-    await ctx.relay([event], request.id);
-  } catch (err) {
-    if (input.repeatable) throw err;
-    request.log.error(
-      { err: (err as Error).message, resource: input.resource },
-      'post-import event not recorded',
-    );
-  }
+  const event = await ctx.storage.events.recordPostImport(
+    {
+      key: processKey(supplier.code, externalAccountNumber),
+      organisationId: supplier.organisationId,
+      importSupplier: supplier.code,
+      externalAccountNumber,
+      krakenAccountNumber: account.number,
+    },
+    {
+      type: input.error
+        ? 'data_import.import_process.post_import.error-v1'
+        : 'data_import.import_process.post_import.completed-v1',
+      resource: input.resource,
+      ref: input.ref,
+      count: input.count,
+      ...(input.error ? { error: { ...input.error, domain: 'post_import' } } : {}),
+    },
+    ctx.clock(),
+  );
+  await ctx.relay([event], request.id);
 }

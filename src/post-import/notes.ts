@@ -4,19 +4,19 @@ import type { Models } from '../models/index.js';
 import type { ImportNote, NoteResult, NotesImport } from '../schemas/post-import.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
 import { noteIdFor } from '../models/record-ids.js';
-import { noteKey, type LedgerJournal } from '../storage/ledger-journal.js';
+import { noteKey, type LedgerJournal, type StoredTransaction } from '../storage/ledger-journal.js';
 import { earliestByContent, findNotes, insertNotes } from '../storage/notes.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
-import { publishPostImport } from './events.js';
+import { publishPostImport, requestKey, writeRef, type Written } from './events.js';
 import { documentResolver, type PostImportTarget } from './target.js';
 
 export const NOTE_CREATION_SUCCESS = 'NOTE_CREATION_SUCCESS';
 export const NOTE_ALREADY_EXISTS = 'NOTE_ALREADY_EXISTS';
 
 /**
- * The notes step: the notes imported onto the target account, then their event. Written by it or already
- * there, every note of the request is on the account, so the event counts them all (see `publishPostImport`).
+ * The notes step: the notes imported onto the target account, then their event, which counts the notes the
+ * request's journal entry added to the account's count (see `importNotes`): none already counted before it.
  */
 export async function runNotesImport(
   ctx: PostImportContext,
@@ -24,7 +24,7 @@ export async function runNotesImport(
 ): Promise<NoteResult[]> {
   const { supplier, account, data } = target;
   const resolvePath = documentResolver(ctx, supplier);
-  const results = await importNotes(
+  const { results, written } = await importNotes(
     ctx.models,
     ctx.storage.journal,
     ctx.locks,
@@ -33,7 +33,7 @@ export async function runNotesImport(
     resolvePath,
     ctx.clock(),
   );
-  await publishPostImport(ctx, target, { resource: 'notes', count: results.length, repeatable: true });
+  if (written) await publishPostImport(ctx, target, { resource: 'notes', ...written });
   return results;
 }
 
@@ -51,6 +51,10 @@ export async function runNotesImport(
  * process that dies between the notes and their entry leaves notes not yet counted and no answer; the client
  * sends the request again (every write of the API is idempotent), and its entry counts them then. Notes come
  * first so that the count never names a note that is not there.
+ *
+ * The entry is marked with the request's identity (its notes' dedup keys) and how many notes it counted:
+ * `written`, what the request's event reports. Sent again, the request finds its mark and answers that count
+ * (null: nothing of the request was new to the count).
  */
 export async function importNotes(
   models: Models,
@@ -60,7 +64,7 @@ export async function importNotes(
   notes: readonly ImportNote[],
   resolvePath: (path: string) => string,
   now: Date,
-): Promise<NoteResult[]> {
+): Promise<{ results: NoteResult[]; written: Written | null }> {
   const prepared = notes.map((n) => {
     const documentPaths = (n.document_paths ?? []).map((p) => resolvePath(p.document_path));
     const key = noteDedupKey(n.body ?? null, documentPaths, n.created_at ?? null);
@@ -96,7 +100,8 @@ export async function importNotes(
     ...toInsert.map(({ p }) => noteKey(p.dedupKey)),
     ...[...existingByContent.values()].map((n) => noteKey(n.dedupKey)),
   ]);
-  await countNotes(journal, locks, accountId, [...keys], now);
+  const ref = writeRef([...new Set(prepared.map((p) => p.dedupKey))].sort());
+  const written = await countNotes(journal, locks, accountId, ref, [...keys], now);
 
   // Undated notes that lost a race report the creation time of the note that won.
   const lostUndated = prepared.filter(
@@ -116,7 +121,7 @@ export async function importNotes(
         });
   }
 
-  return prepared.map((p, i) => {
+  const results = prepared.map((p, i): NoteResult => {
     const created = insertedIndexes.has(i);
     const at =
       created || p.note.created_at
@@ -132,66 +137,118 @@ export async function importNotes(
       ...(unpin_at !== undefined && { unpin_at }),
     };
   });
+  return { results, written };
 }
 
-/** Appends the keys of notes on the account that its journal does not hold yet (see `importNotes`). */
+/**
+ * Appends the keys of notes on the account that its journal does not hold yet, marked with the request
+ * (see `importNotes`); returns what the request's entry counted, now or on an earlier attempt.
+ */
 async function countNotes(
   journal: LedgerJournal,
   locks: AccountLocks,
   accountId: Types.ObjectId,
+  ref: string,
   keys: readonly string[],
   now: Date,
-): Promise<void> {
-  if (keys.length === 0) return;
-  await locks.with(accountId, () =>
-    journal.append(
+): Promise<Written | null> {
+  if (keys.length === 0) return null;
+  const key = requestKey('notes', ref);
+  return locks.with(accountId, () =>
+    journal.append<Written | null>(
       accountId,
       (head) => {
-        const added = keys.filter((key) => !head.keys.has(key));
+        const before = head.requests.get(key);
+        if (before) return { write: null, result: { ref, count: before.count } };
+        const added = keys.filter((k) => !head.keys.has(k));
         if (added.length === 0) return { write: null, result: null };
-        return { write: { kind: 'notes', ledgers: head.ledgers, keys: added, records: {} }, result: null };
+        return {
+          write: {
+            kind: 'notes',
+            ledgers: head.ledgers,
+            keys: added,
+            records: {},
+            request: { key, count: added.length },
+          },
+          result: { ref, count: added.length },
+        };
       },
       now,
     ),
   );
 }
 
+/** The pinned note explaining the transactions one journal entry re-dated into the open statement period. */
+export type RedatingNote = {
+  ledgerCode: string;
+  openPeriodStart: string;
+  transactionIds: string[];
+  digest: string;
+  dedupKey: string;
+};
+
 /**
- * The one pinned note explaining re-dated transactions; keyed by ledger and ids so retries converge on it.
- * Returns its dedup key: the transactions' entry carries it, which counts the note (see `importNotes`).
+ * The re-dating note that re-dated transactions (all of one entry, so of one ledger and re-dated to the same
+ * day) call for, or null when there are none. Keyed by ledger and ids (`redatingNoteKey`, which the client's
+ * expected side computes too), so every writer of it converges on one note.
  */
-export async function addRedatingNote(
+export function redatingNoteOf(redated: readonly StoredTransaction[]): RedatingNote | null {
+  const first = redated[0];
+  if (!first) return null;
+  const transactionIds = redated.map((t) => t.transactionId);
+  const key = redatingNoteKey(first.ledgerCode, transactionIds);
+  return { ledgerCode: first.ledgerCode, openPeriodStart: first.transactionDate, transactionIds, ...key };
+}
+
+/** Writes a re-dating note (a no-op when it is there: its `_id` is derived from its key). */
+export async function writeRedatingNote(
   models: Models,
   accountId: Types.ObjectId,
-  ledger: { code: string; openPeriodStart: string | null },
-  transactionIds: readonly string[],
-  now: Date,
-): Promise<string> {
+  note: RedatingNote,
+  createdAt: Date,
+): Promise<void> {
+  const ids = note.transactionIds;
   const shown =
-    transactionIds.length > 20
-      ? `${transactionIds.slice(0, 20).join(', ')} and ${transactionIds.length - 20} more`
-      : transactionIds.join(', ');
+    ids.length > 20 ? `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more` : ids.join(', ');
   const body =
-    `${transactionIds.length} imported transaction(s) on ledger ${ledger.code} were dated before its open statement period and ` +
-    `were re-dated to ${ledger.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
-  const { digest, dedupKey } = redatingNoteKey(ledger.code, transactionIds);
+    `${ids.length} imported transaction(s) on ledger ${note.ledgerCode} were dated before its open statement period and ` +
+    `were re-dated to ${note.openPeriodStart}: ${shown}. Each transaction's note records its original date.`;
   await insertNotes(
     models,
     [
       {
-        _id: noteIdFor(accountId, dedupKey),
+        _id: noteIdFor(accountId, note.dedupKey),
         accountId,
-        dedupKey,
-        contentHash: `system:${digest}`,
+        dedupKey: note.dedupKey,
+        contentHash: `system:${note.digest}`,
         body,
         documentPaths: [],
-        noteCreatedAt: now,
+        noteCreatedAt: createdAt,
         isPinned: true,
         unpinAt: null,
         origin: 'system' as const,
       },
     ],
-    now,
+    createdAt,
   );
-  return dedupKey;
+}
+
+/**
+ * Makes sure of the re-dating note that journal entry `seq` counts (its `dedupKey`): when it is missing (the
+ * entry's writer stopped before writing it), it is written from what the entry re-dated, as of the entry.
+ */
+export async function ensureRedatingNote(
+  models: Models,
+  journal: LedgerJournal,
+  accountId: Types.ObjectId,
+  from: { seq: number; dedupKey: string },
+): Promise<void> {
+  const [there] = await findNotes(models, accountId, [from.dedupKey]);
+  if (there) return;
+  const entry = await journal.entry(accountId, from.seq);
+  const note = redatingNoteOf(
+    (entry?.records.transactions ?? []).filter((t) => t.originalTransactionDate !== null),
+  );
+  if (entry && note?.dedupKey === from.dedupKey)
+    await writeRedatingNote(models, accountId, note, entry.createdAt);
 }

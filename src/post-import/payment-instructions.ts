@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Types } from 'mongoose';
 import { jobId } from '../jobs/catalog.js';
 import type { Models } from '../models/index.js';
@@ -7,7 +6,7 @@ import { storageFor } from '../storage/index.js';
 import { findActiveInstruction, insertActiveInstruction } from '../storage/payment-instructions.js';
 import type { PaymentInstruction } from '../schemas/post-import.js';
 import type { PostImportContext } from './context.js';
-import { publishPostImport } from './events.js';
+import { publishPostImport, writeRef } from './events.js';
 import type { InstructionRequest, Refusal, VerifyOutcome } from './outcomes.js';
 import type { PostImportTarget } from './target.js';
 
@@ -117,6 +116,10 @@ export type PaymentInstructionOutcome =
 /**
  * The payment instruction step: the account's active instruction if it is this one, else a verification at
  * the vendor (on a worker; this step waits, bounded) and its event, a success or the vendor's refusal.
+ *
+ * The success event is the instruction's (its ref is the stored instruction's id, its count 1), published
+ * whenever this request finds the instruction recorded: after its own wait, or when it is sent again after
+ * a verification that ended after the wait (the first answer was 500) or whose answer was lost.
  */
 export async function runPaymentInstruction(
   ctx: PostImportContext,
@@ -126,16 +129,17 @@ export async function runPaymentInstruction(
   const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
   const created = { ok: true as const, krakenAccountNumber: account.number, reference: data.reference };
 
+  const recorded = async (instructionId: string) => {
+    await publishPostImport(ctx, target, { resource: 'payment_instruction', ref: instructionId, count: 1 });
+    return created;
+  };
   const known = await checkActive(ctx.models, account._id, wanted);
-  if (known?.ok) return created;
+  if (known?.ok) return recorded(known.instructionId);
   if (known) return { ok: false, refusal: { code: known.code } };
 
   // One job per (account, instruction): a retry joins a verification still running. A finished one is
   // removed first so that a retry after a failure really asks the vendor again.
-  const digest = createHash('sha256')
-    .update(JSON.stringify([data.vendor, data.type, data.reference]))
-    .digest('hex')
-    .slice(0, 32);
+  const digest = writeRef(data.vendor, data.type, data.reference);
   const id = jobId('verify', account._id.toHexString(), digest);
   await ctx.verifications.removeFinished(id);
 
@@ -147,12 +151,11 @@ export async function runPaymentInstruction(
   if (!result.ok) {
     await publishPostImport(ctx, target, {
       resource: 'payment_instruction',
+      ref: `${digest}:${result.code}`,
       count: 0,
-      repeatable: true,
       error: { code: result.code, detail: verificationRefusalDetails[result.code] },
     });
     return { ok: false, refusal: { code: result.code } };
   }
-  await publishPostImport(ctx, target, { resource: 'payment_instruction', count: 1, repeatable: true });
-  return created;
+  return recorded(result.instructionId);
 }

@@ -5,7 +5,7 @@ import type { HistoricalStatement, StatementsImport } from '../schemas/post-impo
 import { statementKey, type LedgerJournal, type StoredStatement } from '../storage/ledger-journal.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
-import { publishPostImport } from './events.js';
+import { publishPostImport, requestKey, writeRef, type Written } from './events.js';
 import type { Refusal } from './outcomes.js';
 import { documentResolver, type PostImportTarget } from './target.js';
 
@@ -23,11 +23,16 @@ function alreadyExists(statements: readonly HistoricalStatement[], ids: Readonly
   return { code: 'historical_statement_already_exists', errors };
 }
 
+/** `written`: what the request's entry added (now, or on an earlier attempt of it), for its event. */
+export type StatementsOutcome = ({ ok: true } | { ok: false; refusal: Refusal }) & { written?: Written };
+
 /**
  * Records historical statements (document references only) as one journal entry, with every ledger's open
  * statement period moved to start no earlier than the day after the latest of them (only ever forward). A
  * `statement_id` already on the account refuses the whole request and nothing is written; of concurrent
  * requests with the same id, the first appended wins and the others, deciding again after it, are refused.
+ * The entry is marked with the request's identity (its statement ids) and its count: the same request sent
+ * again is refused as any other naming those ids, and answers that count for its event.
  */
 export async function importStatements(
   journal: LedgerJournal,
@@ -36,7 +41,7 @@ export async function importStatements(
   statements: readonly HistoricalStatement[],
   resolvePath: (path: string) => string,
   now: Date,
-): Promise<{ ok: true } | { ok: false; refusal: Refusal }> {
+): Promise<StatementsOutcome> {
   const records: StoredStatement[] = statements.map((s) => ({
     statementId: s.statement_id,
     billPeriodFromDate: s.bill_period_from_date,
@@ -52,15 +57,20 @@ export async function importStatements(
     (max, s) => (max === null || s.bill_period_to_date > max ? s.bill_period_to_date : max),
     null,
   );
+  const keys = [...new Set(records.map((r) => statementKey(r.statementId)))];
+  const ref = writeRef(records.map((r) => r.statementId).sort());
+  const key = requestKey('statements', ref);
   const outcome = await locks.with(accountId, () =>
-    journal.append<{ ok: true } | { ok: false; refusal: Refusal }>(
+    journal.append<StatementsOutcome>(
       accountId,
       (head) => {
+        const before = head.requests.get(key);
+        const written = before && { ref, count: before.count };
         const taken = new Set(
           statements.filter((s) => head.keys.has(statementKey(s.statement_id))).map((s) => s.statement_id),
         );
         if (taken.size > 0)
-          return { write: null, result: { ok: false, refusal: alreadyExists(statements, taken) } };
+          return { write: null, result: { ok: false, refusal: alreadyExists(statements, taken), written } };
         if (records.length === 0) return { write: null, result: { ok: true } };
         const start = latest === null ? null : dayAfter(latest);
         return {
@@ -69,10 +79,11 @@ export async function importStatements(
             ledgers: head.ledgers.map((l) =>
               start !== null && (l.openPeriodStart ?? '') < start ? { ...l, openPeriodStart: start } : l,
             ),
-            keys: records.map((r) => statementKey(r.statementId)),
+            keys,
             records: { statements: records },
+            request: { key, count: keys.length },
           },
-          result: { ok: true },
+          result: { ok: true, written: { ref, count: keys.length } },
         };
       },
       now,
@@ -84,12 +95,13 @@ export async function importStatements(
 
 /**
  * The statements step: the statements recorded under the account's lock, then their event. A repeat is
- * refused, so an event that cannot be recorded is logged and the answer stands.
+ * refused (`historical_statement_already_exists`), and still publishes the event of the write it repeats:
+ * an event that could not be recorded after the write (the request failed) is recorded by the repeat.
  */
 export async function runStatementsImport(
   ctx: PostImportContext,
   target: PostImportTarget<StatementsImport>,
-): Promise<{ ok: true } | { ok: false; refusal: Refusal }> {
+): Promise<StatementsOutcome> {
   const { supplier, account, data } = target;
   const outcome = await importStatements(
     ctx.storage.journal,
@@ -99,11 +111,6 @@ export async function runStatementsImport(
     documentResolver(ctx, supplier),
     ctx.clock(),
   );
-  if (outcome.ok)
-    await publishPostImport(ctx, target, {
-      resource: 'statements',
-      count: data.statements.length,
-      repeatable: false,
-    });
+  if (outcome.written) await publishPostImport(ctx, target, { resource: 'statements', ...outcome.written });
   return outcome;
 }

@@ -15,8 +15,8 @@ import { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
 import { formatCents, MONEY_LIMIT_TEXT, withinMoneyLimit } from '../domain/money.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
-import { publishPostImport } from './events.js';
-import { addRedatingNote } from './notes.js';
+import { publishPostImport, requestKey, writeRef, type Written } from './events.js';
+import { ensureRedatingNote, redatingNoteOf, writeRedatingNote, type RedatingNote } from './notes.js';
 import { ledgerNotFound, type Refusal } from './outcomes.js';
 import type { PostImportTarget } from './target.js';
 
@@ -49,10 +49,15 @@ export type TransactionImport = {
   dryRun: boolean;
 };
 
-export type TransactionImportOutcome =
+/**
+ * `written`: what the batch's journal entry added, when there is one (written now, or by an earlier attempt
+ * of the same batch), for its event; absent when the batch wrote nothing.
+ */
+export type TransactionImportOutcome = (
   | { ok: true; results: TransactionResult[] }
   | { ok: false; error: TransactionImportError }
-  | { ok: false; refusal: Refusal };
+  | { ok: false; refusal: Refusal }
+) & { written?: Written };
 
 type Planned = { index: number; record: StoredTransaction; echo: RawTransaction; redated: boolean };
 type Plan =
@@ -133,11 +138,27 @@ function added(p: Extract<Plan, { ok: true }>): TransactionResult[] {
 }
 
 /**
+ * What a decision leaves to do once its entry is there: the re-dating note the entry counts, to write
+ * (`note`, decided now) or to make sure of (`fromEntry`, an earlier attempt's entry that counts one).
+ */
+type Decided = {
+  outcome: TransactionImportOutcome;
+  note?: RedatingNote;
+  fromEntry?: { seq: number; dedupKey: string };
+};
+
+/**
  * Imports a batch of transactions onto one ledger as one journal entry: the plan is made against the head
  * the entry is appended after (a concurrent import that appended first is seen, and its transactions count
- * as existing), and the ledger balance moves by exactly what the entry adds. A failing plan writes nothing.
- * The re-dating note (keyed by the re-dated ids, so a retry finds or writes exactly one) is written before
- * the entry; a dry run answers what the import would give and writes nothing.
+ * as existing), and the ledger balance moves by exactly what the entry adds. A failing plan writes nothing;
+ * a dry run answers what the import would give and writes nothing.
+ *
+ * The entry is marked with the batch's identity (its ledger and transaction ids) and how many transactions it
+ * added, which its event reports: the same batch sent again finds that mark and writes nothing, and answers
+ * the entry's count, not the batch's size. The re-dating note follows from the entry, never from a decision
+ * that may be taken again: written once the entry is in, from what the entry re-dated (so a writer that lost
+ * its race and re-planned writes no note for transactions it did not add), and by a repeat of the batch when
+ * the first attempt stopped between the two.
  */
 export async function importTransactions(
   models: Models,
@@ -146,38 +167,58 @@ export async function importTransactions(
   input: TransactionImport,
   now: Date,
 ): Promise<TransactionImportOutcome> {
+  const ids = input.transactions.map((t) => t.transaction_id).sort();
   const run = () =>
-    journal.append<TransactionImportOutcome>(
+    journal.append<Decided>(
       input.accountId,
-      async (head) => {
+      (head) => {
         const ledger = ledgerOf(head, input.ledgerCode);
-        if (!ledger) return { write: null, result: { ok: false, refusal: ledgerNotFound(input.ledgerCode) } };
+        if (!ledger)
+          return {
+            write: null,
+            result: { outcome: { ok: false, refusal: ledgerNotFound(input.ledgerCode) } },
+          };
+        const ref = writeRef(ledger.code, ids);
+        const key = requestKey('transactions', ref);
+        const before = head.requests.get(key);
+        const written = before && { ref, count: before.count };
+        const fromEntry =
+          before?.note && !input.dryRun ? { seq: before.seq, dedupKey: before.note } : undefined;
         const p = plan(head, ledger, input);
-        if (!p.ok) return { write: null, result: p };
-        if (input.dryRun || p.toWrite.length === 0)
-          return { write: null, result: { ok: true, results: added(p) } };
-        const redated = p.toWrite.filter((w) => w.redated).map((w) => w.record.transactionId);
-        // The note is written first and counted by this entry (its key), as notes are (see `importNotes`).
-        const notes =
-          redated.length > 0 ? [await addRedatingNote(models, input.accountId, ledger, redated, now)] : [];
+        if (!p.ok) return { write: null, result: { outcome: { ...p, written }, fromEntry } };
+        if (input.dryRun) return { write: null, result: { outcome: { ok: true, results: added(p) } } };
+        // An earlier attempt of this batch wrote it: the plan finds every transaction there.
+        if (before || p.toWrite.length === 0)
+          return { write: null, result: { outcome: { ok: true, results: added(p), written }, fromEntry } };
+        const note = redatingNoteOf(p.toWrite.filter((w) => w.redated).map((w) => w.record));
         const delta = p.toWrite.reduce(
           (sum, w) => (BALANCE_ORIGINS.has(w.record.origin) ? sum + w.record.signedMinor : sum),
           0,
         );
+        const count = p.toWrite.length;
         return {
           write: {
             kind: 'transactions',
             ledgers: withLedger(head, { ...ledger, balanceMinor: ledger.balanceMinor + delta }),
-            keys: [...p.toWrite.map((w) => transactionKey(w.record.transactionId)), ...notes.map(noteKey)],
+            keys: [
+              ...p.toWrite.map((w) => transactionKey(w.record.transactionId)),
+              ...(note ? [noteKey(note.dedupKey)] : []),
+            ],
             records: { transactions: p.toWrite.map((w) => w.record) },
+            request: { key, count, ...(note ? { note: note.dedupKey } : {}) },
           },
-          result: { ok: true, results: added(p) },
+          result: {
+            outcome: { ok: true, results: added(p), written: { ref, count } },
+            ...(note && { note }),
+          },
         };
       },
       now,
     );
-  const outcome = input.dryRun ? await run() : await locks.with(input.accountId, run);
-  return outcome ?? { ok: false, refusal: ledgerNotFound(input.ledgerCode) };
+  const decided = input.dryRun ? await run() : await locks.with(input.accountId, run);
+  if (decided?.note) await writeRedatingNote(models, input.accountId, decided.note, now);
+  if (decided?.fromEntry) await ensureRedatingNote(models, journal, input.accountId, decided.fromEntry);
+  return decided?.outcome ?? { ok: false, refusal: ledgerNotFound(input.ledgerCode) };
 }
 
 /** The query flags of a transactions import (both default to true). */
@@ -187,9 +228,10 @@ export type TransactionsImportOptions = {
 };
 
 /**
- * The transactions step: the batch imported onto the target account under its lock, then its event (a dry
- * run writes nothing and publishes nothing). Added or already there, every transaction of the batch is on
- * the account, so the event counts them all (see `publishPostImport`).
+ * The transactions step: the batch imported onto the target account under its lock, then its event with
+ * what the batch's entry added (a dry run writes nothing and publishes nothing; a batch that added nothing
+ * has no event). Sent again, the batch publishes its entry's event again: the same event, whatever the
+ * answer (see `publishPostImport`).
  */
 export async function runTransactionsImport(
   ctx: PostImportContext,
@@ -213,11 +255,7 @@ export async function runTransactionsImport(
     },
     ctx.clock(),
   );
-  if (outcome.ok && !dryRun)
-    await publishPostImport(ctx, target, {
-      resource: 'transactions',
-      count: outcome.results.length,
-      repeatable: true,
-    });
+  if (outcome.written && !dryRun)
+    await publishPostImport(ctx, target, { resource: 'transactions', ...outcome.written });
   return outcome;
 }

@@ -27,7 +27,22 @@ export type JournalHead = {
   readonly summary: AccountSummary;
   /** The natural keys of every entry up to this one. */
   readonly keys: ReadonlySet<string>;
+  /** The post-import requests written by the entries up to this one, by their key (see `RequestMark`). */
+  readonly requests: ReadonlyMap<string, RequestWritten>;
 };
+
+/**
+ * Which request an entry's write was (a post-import request's identity, `<resource>:<ref>`), and how many
+ * items of its resource the entry added: what the request's `post_import.completed-v1` event counts. So the
+ * event is derived from the entry: a request sent again finds its entry there (one per request key: the
+ * writer of a key already on the head writes nothing) and records the event with the entry's count, whatever
+ * became of the first attempt after its write. `note`: the dedup key of a note the entry counts and whose
+ * write follows the entry (a transaction import's re-dating note), so a repeat writes it if it is missing.
+ */
+export type RequestMark = { key: string; count: number; note?: string };
+
+/** A request's mark as the head holds it, with the number of the entry that carries it. */
+export type RequestWritten = RequestMark & { seq: number };
 
 /** An entry as read, with the keys of every entry up to it: entries written before figures were kept have none. */
 export type StoredHead = Omit<JournalHead, 'ledgers' | 'summary'> & {
@@ -50,6 +65,8 @@ export type JournalWrite = {
   records: JournalRecords;
   /** The account's active payment instruction, when the write records it. */
   paymentInstruction?: PaymentInstructionSummary;
+  /** The post-import request the write is, when it is one. */
+  request?: RequestMark;
 };
 
 /** What a writer decided from a head: an entry to append (or none), and what to answer once it is written. */
@@ -79,18 +96,28 @@ export function parseState(entry: EntryStateFields): Omit<StoredState, 'seq'> {
   return { ledgers, summary };
 }
 
-/** The head after entry `seq`: its ledgers and summary, the keys so far plus its own (a new set: heads are shared). */
+/**
+ * The head after entry `seq`: its ledgers and summary, the keys and requests so far plus its own (new
+ * collections: heads are shared).
+ */
 export function fold(
   accountId: Types.ObjectId,
   previous: StoredHead | null,
   seq: number,
-  entry: Pick<JournalEntryDoc, 'ledgers' | 'keys' | 'summary'>,
+  entry: Pick<JournalEntryDoc, 'ledgers' | 'keys' | 'summary' | 'request'>,
 ): StoredHead {
   const added = JSON.parse(entry.keys) as string[];
   const keys = new Set(previous?.keys);
   for (const key of added) keys.add(key);
-  return { accountId, seq, ...parseState(entry), keys };
+  let requests = previous?.requests ?? NO_REQUESTS;
+  if (entry.request) {
+    const mark = JSON.parse(entry.request) as RequestMark;
+    requests = new Map(requests).set(mark.key, { ...mark, seq });
+  }
+  return { accountId, seq, ...parseState(entry), keys, requests };
 }
+
+const NO_REQUESTS: ReadonlyMap<string, RequestWritten> = new Map();
 
 /** The ledger a request names, else the account's first one; undefined when there is none. */
 export function ledgerOf(head: JournalHead, code: string | undefined): LedgerState | undefined {

@@ -23,6 +23,7 @@ import {
   type JournalEntryKind,
   type JournalHead,
   type JournalState,
+  type RequestMark,
   type StoredHead,
   type StoredState,
 } from './journal-state.js';
@@ -79,7 +80,7 @@ export class JournalContention extends Error {
   }
 }
 
-type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summary'>;
+type EntryHeadFields = Pick<JournalEntryDoc, '_id' | 'ledgers' | 'keys' | 'summary' | 'request'>;
 
 const MAX_ATTEMPTS = 25;
 
@@ -94,7 +95,7 @@ export class LedgerJournal {
   /** Heads this process has read or written, by account; bounded by the number of keys they hold. */
   private readonly heads = new LRUCache<string, JournalHead>({
     maxSize: 500_000,
-    sizeCalculation: (head) => head.keys.size + 1,
+    sizeCalculation: (head) => head.keys.size + head.requests.size + 1,
   });
   private readonly deps: JournalDeps;
 
@@ -201,6 +202,28 @@ export class LedgerJournal {
       : this.headState(accountId);
   }
 
+  /**
+   * What entry `seq` of an account added, as stored, and when it was written; null when there is no such
+   * entry. For what follows from a write (a request sent again re-derives it from its entry, see `RequestMark`).
+   */
+  async entry(
+    accountId: Types.ObjectId,
+    seq: number,
+  ): Promise<{ records: JournalRecords; createdAt: Date } | null> {
+    const entry = await retryTransient(() =>
+      this.model
+        .findById(journalEntryId(accountId.toHexString(), seq), { records: 1, createdAt: 1 })
+        .lean<Pick<JournalEntryDoc, 'records' | 'createdAt'>>()
+        .exec(),
+    );
+    return (
+      entry && {
+        records: JSON.parse(unpackText(entry.records)) as JournalRecords,
+        createdAt: entry.createdAt,
+      }
+    );
+  }
+
   /** Everything the journal holds for an account, folded (reads, reports and tests); null without a journal. */
   async history(accountId: Types.ObjectId, upTo = Infinity): Promise<AccountHistory | null> {
     const hex = accountId.toHexString();
@@ -230,6 +253,7 @@ export class LedgerJournal {
       keys: readonly string[];
       records: JournalRecords;
       summary?: AccountSummary;
+      request?: RequestMark;
     },
     now: Date,
   ) {
@@ -245,6 +269,7 @@ export class LedgerJournal {
         keys: JSON.stringify(content.keys),
         ...(content.summary ? { summary: JSON.stringify(content.summary) } : {}),
         records: packText(JSON.stringify(content.records)),
+        ...(content.request ? { request: JSON.stringify(content.request) } : {}),
         createdAt: now,
       },
       now,
@@ -259,7 +284,7 @@ export class LedgerJournal {
       const seq = head ? head.seq + 1 : 0;
       const entry = await retryTransient(() =>
         this.model
-          .findById(journalEntryId(hex, seq), { ledgers: 1, keys: 1, summary: 1 })
+          .findById(journalEntryId(hex, seq), { ledgers: 1, keys: 1, summary: 1, request: 1 })
           .lean<EntryHeadFields>()
           .exec(),
       );

@@ -54,6 +54,17 @@ const request = (external: string, reference: string, type = 'CARD', vendor = 'S
 const create = (body: unknown) => env.post('payment-instruction/create/', body);
 const instructions = (accountId: Types.ObjectId) =>
   env.t.app.db.models.PaymentInstruction.find({ accountId }).lean();
+/** The counts of the account's `post_import.completed-v1` events for its payment instruction. */
+const completedCounts = async (external: string) =>
+  (
+    await env.t.app.db.models.ImportEvent.find({
+      type: 'data_import.import_process.post_import.completed-v1',
+      externalAccountNumber: external,
+    }).lean()
+  )
+    .map((e) => JSON.parse(e.data) as { resource: string; count: number })
+    .filter((d) => d.resource === 'payment_instruction')
+    .map((d) => d.count);
 
 describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-compatible server', () => {
   it('records an existing card and answers 201; the same request again is 201 with no second record', async () => {
@@ -143,6 +154,8 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     expect(later.statusCode).toBe(201);
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_slow_1')).toBe(1);
+    // One instruction, one event, whichever request recorded it.
+    expect(await completedCounts(external)).toEqual([1]);
   });
 
   it("records a slow vendor's late answer, so a retry after it finished is 201 without asking again", async () => {
@@ -156,6 +169,10 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(201);
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_slow_2')).toBe(1);
+    // The instruction's event, recorded by the request that found it (the first one had stopped waiting).
+    expect(await completedCounts(external)).toEqual([1]);
+    expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(201);
+    expect(await completedCounts(external)).toEqual([1]);
   });
 
   it('refuses a second, different instruction with account_has_active_payment_instruction', async () => {
