@@ -21,8 +21,15 @@ export const configSchema = z.object({
    * Database connections (so commands in flight) per process. With FerretDB over PostgreSQL keep it below the
    * FerretDB's `pool_max_conns`: a stock FerretDB v1 update (and the project's build's `findAndModify`) holds a
    * PostgreSQL connection while it waits for a second one, so as many in flight as pool connections deadlock it.
+   * Checked at start against what the project's FerretDB build reports (src/infra/database-server.ts).
    */
   MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(50),
+  /**
+   * The bound of every database command, client-side (FerretDB ignores maxTimeMS on writes, and the driver's
+   * timeoutMS does nothing in 7.x): how long it waits for a pooled connection, then for its answer (the driver's
+   * waitQueueTimeoutMS and socketTimeoutMS). Past it the command fails as an unavailable database: 503.
+   */
+  MONGO_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:6379'),
   /**
    * Seeds of a Redis Cluster, `host:port` separated by commas: every Redis connection of the service becomes a

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Router from 'find-my-way';
-import { isDatabaseUnavailable } from '../infra/mongo.js';
+import { failedCollection, isDatabaseTimeout, isDatabaseUnavailable } from '../infra/mongo.js';
 import { isRedisUnavailable } from '../infra/redis.js';
 import { JournalContention } from '../storage/ledger-journal.js';
 import { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER } from './errors.js';
@@ -49,7 +49,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (isDatabaseUnavailable(error)) {
       // Not a fault of ours or the client's: the retry after the outage succeeds (every write is idempotent).
-      request.log.warn({ err: error }, 'database unavailable');
+      // A command past MONGO_COMMAND_TIMEOUT_MS is one too (a hung server), said apart, with its collection.
+      request.log.warn(
+        { err: error, collection: failedCollection(error) },
+        isDatabaseTimeout(error) ? 'database command timed out' : 'database unavailable',
+      );
       return reply
         .code(503)
         .header('retry-after', SERVICE_UNAVAILABLE_RETRY_AFTER)

@@ -1,6 +1,8 @@
+import { tracingChannel } from 'node:diagnostics_channel';
 import mongoose, { type Connection } from 'mongoose';
-import type { Config } from '../config.js';
+import { configSchema, type Config } from '../config.js';
 import { withTimeout } from './timeout.js';
+import { describeServer, serverRefusal } from './database-server.js';
 import { modelsFor, syncSchema, type Models } from '../models/index.js';
 
 export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
@@ -9,28 +11,92 @@ export type Database = { conn: Connection; models: Models; close: () => Promise<
  * Opens one connection and its models. Fails fast when the server is unreachable, at boot and afterwards:
  * no command buffering (mongoose would hold commands for 10 s while disconnected), and an operation waits at
  * most `MONGO_SERVER_SELECTION_TIMEOUT_MS` for a reachable server. The driver reconnects on its own.
+ * Every command is bounded by `MONGO_COMMAND_TIMEOUT_MS` twice over, client-side: its wait for a connection of
+ * the pool, then its wait for the answer (a hung server, or a FerretDB waiting on its own pool, fails it instead
+ * of holding the request). Refuses, after creating the schema, a server it must not run on (`serverRefusal`).
  */
 export async function openDatabase(
-  config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS' | 'MONGO_MAX_POOL_SIZE'>,
+  config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS' | 'MONGO_MAX_POOL_SIZE'> &
+    Partial<Pick<Config, 'MONGO_COMMAND_TIMEOUT_MS'>>,
 ): Promise<Database> {
+  const commandTimeoutMs =
+    config.MONGO_COMMAND_TIMEOUT_MS ?? configSchema.shape.MONGO_COMMAND_TIMEOUT_MS.parse(undefined);
   const conn = mongoose.createConnection(config.MONGO_URL, {
     serverSelectionTimeoutMS: config.MONGO_SERVER_SELECTION_TIMEOUT_MS,
+    // The driver's timeoutMS does nothing in 7.x and FerretDB ignores maxTimeMS on writes: these two hold on
+    // any server. A timed-out answer closes its connection only (the pool is not cleared).
+    waitQueueTimeoutMS: commandTimeoutMs,
+    socketTimeoutMS: commandTimeoutMs,
     bufferCommands: false,
     maxPoolSize: config.MONGO_MAX_POOL_SIZE,
     // The schema is created by syncSchema, in order and awaited, not by mongoose in the background.
     autoIndex: false,
     autoCreate: false,
   });
+  nameFailedCollections(conn);
   await conn.asPromise();
   const models = modelsFor(conn);
   try {
     await syncSchema(models);
+    const server = await describeServer(conn.db!);
+    const refusal = serverRefusal(server, config.MONGO_MAX_POOL_SIZE, `${conn.host}:${conn.port}`);
+    if (refusal) throw new Error(refusal);
   } catch (err) {
     // The caller gets no handle to close: an open connection would keep the process alive after the error.
     await conn.close().catch(() => undefined);
     throw err;
   }
   return { conn, models, close: () => conn.close() };
+}
+
+/**
+ * Writes on an unavailable database's error the collection and command it failed on, for the log lines that
+ * report it (`failedCollection`). Mongoose reports a collection's operations that settle as promises on the
+ * connection (`operation-end`), and a query's, aggregation's or cursor's read on its tracing channels (a find
+ * fails in the cursor the collection returned).
+ */
+function nameFailedCollections(conn: Connection): void {
+  conn.on('operation-end', (op: { collectionName?: string; method?: string; error?: unknown }) => {
+    if (op.error !== undefined) nameFailure(op.error, op.collectionName, op.method);
+  });
+  if (tracing) return;
+  tracing = true;
+  for (const name of ['mongoose:query', 'mongoose:aggregate', 'mongoose:cursor:next'])
+    tracingChannel(name).error.subscribe((message) => {
+      const ctx = message as { error?: unknown; collection?: string; operation?: string };
+      nameFailure(ctx.error, ctx.collection, ctx.operation);
+    });
+}
+let tracing = false;
+
+function nameFailure(err: unknown, collection: string | undefined, command: string | undefined): void {
+  if (!(err instanceof Error) || !collection || failedCollection(err) || !isDatabaseUnavailable(err)) return;
+  Object.assign(err, { collection, command });
+}
+
+/** The collection an unavailable database's error was met on (see nameFailedCollections), if known. */
+export function failedCollection(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const { collection } = e as { collection?: unknown };
+    if (typeof collection === 'string') return collection;
+  }
+  return undefined;
+}
+
+/**
+ * A command that outlived MONGO_COMMAND_TIMEOUT_MS: its answer (the socket timed out; a bulk write stopped by
+ * it copies its message) or its wait for a connection of the pool.
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (
+      e instanceof mongoose.mongo.MongoNetworkTimeoutError ||
+      e.name === 'MongoWaitQueueTimeoutError' ||
+      (e.name === 'MongoBulkWriteError' && 'beforeHandshake' in e && / timed out$/.test(e.message))
+    )
+      return true;
+  }
+  return false;
 }
 
 export async function pingDatabase(conn: Connection, timeoutMs: number): Promise<void> {
@@ -88,6 +154,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       e instanceof MongoServerSelectionError ||
       e instanceof MongoNotConnectedError ||
       e instanceof MongoTopologyClosedError ||
+      // No connection of the pool freed up within MONGO_COMMAND_TIMEOUT_MS (the class is not exported).
+      e.name === 'MongoWaitQueueTimeoutError' ||
       // A bulk write stopped by the driver copies that error's own properties, not its class: a network
       // error's `beforeHandshake`, a failed server selection's `reason` (the topology it found).
       (e.name === 'MongoBulkWriteError' && ('beforeHandshake' in e || 'reason' in e)) ||

@@ -45,6 +45,9 @@ const settings = {
   OUTBOX_SWEEP_INTERVAL_MS: '2000',
   // Room for a loaded machine at boot; a request meeting a dead sidecar still answers 503 within it.
   MONGO_SERVER_SELECTION_TIMEOUT_MS: '5000',
+  // A pod's web and worker together below their sidecar's pool_max_conns (50 by default): each process refuses
+  // to start with a pool that is not below it.
+  MONGO_MAX_POOL_SIZE: '20',
 };
 
 beforeAll(async () => {

@@ -20,7 +20,8 @@ const open = async (sidecar: LocalServer) => {
   const db = await openDatabase({
     MONGO_URL: `mongodb://127.0.0.1:${sidecar.port}/${DB}`,
     MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
-    MONGO_MAX_POOL_SIZE: 50,
+    // Below the sidecars' pool_max_conns (50 by default): a process refuses to start otherwise.
+    MONGO_MAX_POOL_SIZE: 40,
   });
   opened.push(db);
   return db;
@@ -106,7 +107,8 @@ async function openWith(s: LocalServer, name: string) {
   const db = await openDatabase({
     MONGO_URL: `mongodb://127.0.0.1:${s.port}/${name}`,
     MONGO_SERVER_SELECTION_TIMEOUT_MS: 10_000,
-    MONGO_MAX_POOL_SIZE: 50,
+    // Below the sidecars' pool_max_conns (50 by default): a process refuses to start otherwise.
+    MONGO_MAX_POOL_SIZE: 40,
   });
   opened.push(db);
   return db;
