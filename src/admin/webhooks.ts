@@ -9,7 +9,7 @@ import { deliveryJobOptions } from '../jobs/catalog.js';
 import { oneOffConnection } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { sealSecret } from '../webhooks/secret-box.js';
-import { activeFromOf, webhookStore } from '../storage/webhooks.js';
+import { activeFromOf, stateOfRecord, webhookStore } from '../storage/webhooks.js';
 import { OperatorError } from './operations.js';
 
 /** A signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
@@ -48,21 +48,24 @@ export class WebhookOperations {
       throw err;
     }
     const secret = newSigningSecret();
-    const doc = await this.models.WebhookEndpoint.create({
-      organisationId: org._id,
-      url,
-      events: [...new Set(events)],
-      // Encrypted at rest: shown once here, never stored in clear.
-      secret: sealSecret(secret, this.config),
-      // Events occurring from then on are its own: by then every event writer has let go of what it
-      // remembered of the organisation's endpoints before this one (see `WebhookStore.anySubscribed`).
-      activeFrom: new Date(Date.now() + this.config.WEBHOOK_ACTIVATION_DELAY_MS),
-    });
+    // Active from the service's delay after it is added, by the database server's clock (not this process's):
+    // by then every event writer has let go of what it remembered of the organisation's endpoints before this
+    // one (see `WebhookStore.addEndpoint` and `anySubscribed`).
+    const doc = await webhookStore(this.models).addEndpoint(
+      {
+        organisationId: org._id,
+        url,
+        events: [...new Set(events)],
+        // Encrypted at rest: shown once here, never stored in clear.
+        secret: sealSecret(secret, this.config),
+      },
+      this.config.WEBHOOK_ACTIVATION_DELAY_MS,
+    );
     return {
-      id: doc.id as string,
+      id: doc._id.toHexString(),
       url: doc.url,
       events: doc.events,
-      active_from: doc.activeFrom!.toISOString(),
+      active_from: activeFromOf(doc)!.toISOString(),
       secret,
     };
   }
@@ -94,48 +97,40 @@ export class WebhookOperations {
     return { id, removed: true };
   }
 
+  /** Each with its latest state (its record's copy may be behind: `storage/webhook-steps.ts`). */
   async deliveries(orgName: string, options: { failed?: boolean } = {}) {
     const org = await this.organisation(orgName);
-    const rows = await this.models.WebhookDelivery.find({
-      organisationId: org._id,
-      ...(options.failed ? { status: 'failed' } : {}),
-    })
-      .sort({ createdAt: 1 })
-      .lean();
-    return rows.map((r) => ({
-      id: r._id,
-      event_id: r.eventId,
-      type: r.type,
-      endpoint_id: r.endpointId.toHexString(),
-      status: r.status,
-      attempts: r.attempts,
-      last_http_status: r.lastHttpStatus ?? null,
-      next_attempt_at: r.nextAttemptAt?.toISOString() ?? null,
-    }));
+    const rows = await webhookStore(this.models).deliveriesOf(org._id);
+    return rows
+      .filter((r) => !options.failed || r.latest.status === 'failed')
+      .map((r) => ({
+        id: r._id,
+        event_id: r.eventId,
+        type: r.type,
+        endpoint_id: r.endpointId.toHexString(),
+        status: r.latest.status,
+        attempts: r.latest.attempts,
+        last_http_status: r.latest.lastHttpStatus,
+        next_attempt_at: r.latest.nextAttemptAt?.toISOString() ?? null,
+      }));
   }
 
   /**
    * Sends a delivery again with the same `webhook-id`: a fresh series of attempts (the attempt count starts
-   * over) under a job of its own, so it runs even though the delivery's first job has finished.
+   * over) under a job of its own, so it runs even though the delivery's first job has finished. Scoped by
+   * organisation, like `remove`. Decided on the delivery's latest state: refused while it is pending.
    */
-  /** Scoped by organisation, like `remove`. */
   async replay(orgName: string, id: string) {
     const org = await this.organisation(orgName);
+    const store = webhookStore(this.models);
     const delivery = await this.models.WebhookDelivery.findOne({ _id: id, organisationId: org._id }).lean();
     if (!delivery) throw new OperatorError(`delivery ${id} does not exist`);
-    if (delivery.status === 'pending')
+    const latest = await store.latest(id, stateOfRecord(delivery));
+    if (latest.status === 'pending')
       throw new OperatorError(
-        `delivery ${id} is still pending (next attempt at ${delivery.nextAttemptAt?.toISOString()})`,
+        `delivery ${id} is still pending (next attempt at ${latest.nextAttemptAt?.toISOString()})`,
       );
-    const replays = (delivery.replays ?? 0) + 1;
-    // Pending again: written as any attempt's outcome is, which moves its due entry first (the sweep's look
-    // for lost jobs).
-    await webhookStore(this.models).recordAttempt(id, {
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: new Date(),
-      replays,
-    });
+    const replays = await store.replay({ id, organisationId: org._id }, latest, new Date());
     // A one-off connection that waits for Redis to be reachable (the CLI runs once, then exits).
     const connection = oneOffConnection(this.config);
     const queue = new Queue('webhooks', {

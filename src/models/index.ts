@@ -9,7 +9,7 @@ import { paymentInstructionSchema } from './payment-instruction.js';
 import { apiKeySchema } from './api-key.js';
 import { importSupplierSchema } from './import-supplier.js';
 import { importEventSchema } from './import-event.js';
-import { webhookDeliverySchema } from './webhook-delivery.js';
+import { webhookDeliverySchema, webhookDeliveryStepSchema } from './webhook-delivery.js';
 import { webhookEndpointSchema } from './webhook-endpoint.js';
 import { webhookDueSchema, webhookOutboxSchema } from './webhook-outbox.js';
 import { operationsTeamSchema } from './operations-team.js';
@@ -32,6 +32,7 @@ function register(conn: Connection) {
     ImportEvent: conn.model('ImportEvent', importEventSchema),
     WebhookEndpoint: conn.model('WebhookEndpoint', webhookEndpointSchema),
     WebhookDelivery: conn.model('WebhookDelivery', webhookDeliverySchema),
+    WebhookDeliveryStep: conn.model('WebhookDeliveryStep', webhookDeliveryStepSchema),
     WebhookOutbox: conn.model('WebhookOutbox', webhookOutboxSchema),
     WebhookDue: conn.model('WebhookDue', webhookDueSchema),
   };

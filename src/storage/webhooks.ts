@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import type { Models } from '../models/index.js';
 import type { ImportEventDoc } from '../models/import-event.js';
 import { deliveryId, type WebhookDelivery } from '../models/webhook-delivery.js';
@@ -7,6 +7,21 @@ import { batchedInsert, completeDocument } from './insert-batcher.js';
 import { batchedDelete } from './group-commit.js';
 import { indexLegacy, OutboxPages } from './webhook-outbox.js';
 import { retryTransient } from './transient.js';
+import {
+  copySteps,
+  insertStep,
+  latestAmong,
+  latestStep,
+  recordedStateFields,
+  sameStep,
+  stateOfRecord,
+  stepsOf,
+  type DeliveryState,
+  type RecordedState,
+} from './webhook-steps.js';
+
+export type { DeliveryState } from './webhook-steps.js';
+export { stateOfRecord } from './webhook-steps.js';
 
 /**
  * The repository of webhook endpoints, deliveries and the outbox side of import events.
@@ -134,6 +149,39 @@ export class WebhookStore {
     return endpoints;
   }
 
+  /**
+   * Adds an endpoint, active from `activationDelayMs` (the service's `WEBHOOK_ACTIVATION_DELAY_MS`) after it is
+   * added by the database server's clock, whoever adds it: the event writers compare it with their own times
+   * (`audienceAt`), so it is the clock they share, not the adding process's (an operator's machine), and the
+   * one rule for every way an endpoint is added. Its `createdAt` is the same time.
+   */
+  async addEndpoint(
+    fields: Pick<EndpointRow, 'organisationId' | 'url' | 'events' | 'secret'>,
+    activationDelayMs: number,
+  ): Promise<EndpointRow> {
+    const model = this.models.WebhookEndpoint;
+    const now = await this.serverTime();
+    const doc = completeDocument(
+      model,
+      {
+        _id: new Types.ObjectId(),
+        ...fields,
+        removedAt: null,
+        activeFrom: new Date(now.getTime() + activationDelayMs),
+      },
+      now,
+    ) as EndpointRow;
+    await retryTransient(() => model.collection.insertOne(doc));
+    return doc;
+  }
+
+  /** The database server's time (`hello`'s `localTime`, which MongoDB and FerretDB both give). */
+  private async serverTime(): Promise<Date> {
+    const hello = await this.models.WebhookEndpoint.db.db!.command({ hello: 1 });
+    if (!(hello.localTime instanceof Date)) throw new Error('the database server did not give its time');
+    return hello.localTime;
+  }
+
   async endpoint(id: Types.ObjectId | string): Promise<EndpointRow | null> {
     return retryTransient(() => this.models.WebhookEndpoint.findById(id).lean<EndpointRow>().exec());
   }
@@ -239,20 +287,71 @@ export class WebhookStore {
     return retryTransient(() => this.models.WebhookDelivery.findById(id).lean<DeliveryRow>().exec());
   }
 
+  /** The delivery's latest state, read on from `from` (see `webhook-steps.ts`). */
+  async latest(id: string, from: DeliveryState): Promise<DeliveryState> {
+    return latestStep(this.models, id, from);
+  }
+
   /**
-   * Records an attempt's outcome (one job works on a delivery at a time, so a plain update is enough), and
-   * keeps the delivery's due entry in step: moved to its next attempt before the update, deleted after it once
-   * the delivery is settled (a crash in between leaves an entry the sweep finds settled, and deletes).
+   * Records the step that follows `after` (what the run read right before its attempt): `next`, the attempt's
+   * outcome, unless another run of the delivery's job recorded that step first. Returns whether this one did,
+   * and the delivery's latest state (another run's outcome, when this one lost). Keeps the due entry in step:
+   * moved to the next attempt before a pending step is written, deleted once the delivery is settled (a crash
+   * in between leaves an entry the sweep finds settled, and deletes).
    */
-  async recordAttempt(
-    id: string,
-    change: Partial<
-      Pick<DeliveryRow, 'status' | 'attempts' | 'lastHttpStatus' | 'nextAttemptAt' | 'replays'>
-    >,
-  ): Promise<void> {
-    if (change.status === 'pending' && change.nextAttemptAt) await this.due(id, change.nextAttemptAt);
-    await retryTransient(() => this.models.WebhookDelivery.updateOne({ _id: id }, { $set: change }).exec());
-    if (change.status === 'delivered' || change.status === 'failed') await this.settled(id);
+  async recordStep(
+    delivery: { id: string; organisationId: Types.ObjectId },
+    after: DeliveryState,
+    next: MadeAttempt,
+  ): Promise<{ recorded: boolean; latest: DeliveryState }> {
+    if (next.status === 'pending' && next.nextAttemptAt) await this.due(delivery.id, next.nextAttemptAt);
+    const step = { ...next, series: after.series, step: after.step + 1 } as DeliveryState;
+    const made = await insertStep(this.models, delivery, step, new Date());
+    const latest = await copySteps(
+      this.models,
+      delivery.id,
+      made ?? (await latestStep(this.models, delivery.id, after)),
+    );
+    if (latest.status !== 'pending') await this.settled(delivery.id);
+    return { recorded: made !== null, latest };
+  }
+
+  /**
+   * Starts the next series of a settled delivery (`latest`: its latest state): pending again, no attempt yet,
+   * due now. Two replays at once start one series (the second finds its step written). Returns the series.
+   */
+  async replay(
+    delivery: { id: string; organisationId: Types.ObjectId },
+    latest: DeliveryState,
+    now: Date,
+  ): Promise<number> {
+    const start: DeliveryState = {
+      status: 'pending',
+      attempts: 0,
+      lastHttpStatus: latest.lastHttpStatus,
+      nextAttemptAt: now,
+      series: latest.series + 1,
+      step: 0,
+    };
+    // Written pending: its due entry first, so the sweep's look for lost jobs can always find it.
+    await this.due(delivery.id, now);
+    const made = await insertStep(this.models, delivery, start, now);
+    await copySteps(this.models, delivery.id, made ?? (await latestStep(this.models, delivery.id, latest)));
+    return start.series;
+  }
+
+  /** An organisation's deliveries, oldest first, each with its latest state. */
+  async deliveriesOf(organisationId: Types.ObjectId): Promise<(DeliveryRow & { latest: DeliveryState })[]> {
+    const [rows, steps] = await Promise.all([
+      retryTransient(() =>
+        this.models.WebhookDelivery.find({ organisationId })
+          .sort({ createdAt: 1 })
+          .lean<DeliveryRow[]>()
+          .exec(),
+      ),
+      stepsOf(this.models, organisationId),
+    ]);
+    return rows.map((r) => ({ ...r, latest: latestAmong(steps, r._id, stateOfRecord(r)) }));
   }
 
   /** A delivery's next attempt is due at `at` (its entry written or moved: before it is written pending). */
@@ -306,17 +405,19 @@ export class WebhookStore {
     );
     const found = await Promise.all(
       entries.map(async ({ _id }) => {
-        const delivery = await retryTransient(() =>
-          this.models.WebhookDelivery.findById(_id, { status: 1, nextAttemptAt: 1, replays: 1 })
-            .lean<Pick<DeliveryRow, '_id' | 'status' | 'nextAttemptAt' | 'replays'>>()
-            .exec(),
+        const record = await retryTransient(() =>
+          this.models.WebhookDelivery.findById(_id, recordedStateFields).lean<RecordedState>().exec(),
         );
+        // Its latest step, not only its record's copy (behind when a run died between the two: copied now).
+        const copy = record && stateOfRecord(record);
+        const delivery = copy && (await this.latest(_id, copy));
+        if (copy && delivery && !sameStep(delivery, copy)) await copySteps(this.models, _id, delivery);
         if (delivery?.status !== 'pending') {
           await this.settled(_id);
           return null;
         }
         if (!delivery.nextAttemptAt) return null;
-        if (delivery.nextAttemptAt < cutoff) return { _id, replays: delivery.replays ?? 0 };
+        if (delivery.nextAttemptAt < cutoff) return { _id, replays: delivery.series };
         // Due later than its entry said (a crash between the entry's move and the delivery's update): the
         // entry is moved, so it is not read again before then.
         await this.due(_id, delivery.nextAttemptAt);

@@ -50,14 +50,7 @@ export async function sendAttempt(
   }
 }
 
-export type RecordedAttempt = {
-  status: 'delivered' | 'failed' | 'pending';
-  attempts: number;
-  /** Pending: when the next attempt is due (the caller waits it out as a delayed job). */
-  retryAt?: number;
-};
-
-/** What a delivery holds after its attempt number `attempts` (the record the job updates, or a direct attempt inserts). */
+/** What a delivery holds after its attempt number `attempts` (the step a job inserts, or the record a direct attempt inserts). */
 export type AttemptState = {
   status: 'delivered' | 'failed' | 'pending';
   attempts: number;
@@ -96,22 +89,4 @@ export async function countOutcome(
 ): Promise<void> {
   if (state.status === 'pending') await fleet.count(type, 'retried', null);
   else await fleet.count(type, state.status, settled);
-}
-
-/** Records the outcome of the delivery's attempt number `attempts` on its record (see `attemptOutcome`). */
-export async function recordAttemptResult(
-  deps: AttemptDeps,
-  delivery: { _id: string; type: string },
-  attempts: number,
-  endpointId: string,
-  result: SendResult,
-): Promise<RecordedAttempt> {
-  const state = attemptOutcome(deps, attempts, endpointId, result);
-  await deps.store.recordAttempt(delivery._id, state);
-  await countOutcome(deps.fleet, delivery.type, state, delivery._id);
-  return {
-    status: state.status,
-    attempts,
-    ...(state.nextAttemptAt ? { retryAt: state.nextAttemptAt.getTime() } : {}),
-  };
 }

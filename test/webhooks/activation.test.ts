@@ -106,6 +106,30 @@ describe('webhook activation', () => {
     reads.mockRestore();
   });
 
+  it('active_from is the database server’s time plus the service’s delay, whatever the adding process’s clock says', async () => {
+    const serverTime = async () =>
+      ((await t.app.db.conn.db!.command({ hello: 1 })) as { localTime: Date }).localTime.getTime();
+    const before = await serverTime();
+    // The operator's machine is an hour behind.
+    const realNow = Date.now.bind(Date);
+    const skewed = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+    let added: Awaited<ReturnType<WebhookOperations['add']>>;
+    try {
+      added = await hooks.add(ORG, receiver.url, ['data_import.import_process.error-v1']);
+    } finally {
+      skewed.mockRestore();
+    }
+    const after = await serverTime();
+    const activeFrom = Date.parse(added.active_from);
+    expect(activeFrom).toBeGreaterThanOrEqual(before + DELAY_MS);
+    expect(activeFrom).toBeLessThanOrEqual(after + DELAY_MS);
+    // Added at the server's time too, and listed so.
+    const listed = (await hooks.list(ORG)).find((e) => e.id === added.id)!;
+    expect(Date.parse(listed.created_at!)).toBe(activeFrom - DELAY_MS);
+    expect(listed.active_from).toBe(added.active_from);
+    await hooks.remove(ORG, added.id);
+  });
+
   it('a removed endpoint: first sends of events written while writers still remember it (half the delay at most), none after, no retries', async () => {
     const at = { org: REMOVAL_ORG, supplier: REMOVAL_SUPPLIER, direct: true };
     let refuse = false;

@@ -12,9 +12,12 @@ export type Received = {
 
 /**
  * A real HTTP webhook receiver on 127.0.0.1. `answer` decides each request's status from the number of
- * times its `webhook-id` was seen before (0 the first time); 'hang' holds the request open until closed.
+ * times its `webhook-id` was seen before (0 the first time); 'hang' holds the request open until closed, a
+ * promise holds it until it gives the status.
  */
-export async function startReceiver(answer: (seenBefore: number, id: string) => number | 'hang' = () => 200) {
+export async function startReceiver(
+  answer: (seenBefore: number, id: string) => number | 'hang' | Promise<number> = () => 200,
+) {
   const received: Received[] = [];
   const seen = new Map<string, number>();
   const hanging = new Set<() => void>();
@@ -32,10 +35,15 @@ export async function startReceiver(answer: (seenBefore: number, id: string) => 
         receivedAt: Date.now(),
       });
       const status = answer(count, id);
-      if (status === 'hang') {
+      if (status === 'hang' || typeof status !== 'number') {
         const end = () => res.destroy();
         hanging.add(end);
         res.on('close', () => hanging.delete(end));
+        if (status !== 'hang')
+          void status.then((later) => {
+            hanging.delete(end);
+            res.writeHead(later, { 'content-type': 'text/plain' }).end('ok');
+          });
         return;
       }
       res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
