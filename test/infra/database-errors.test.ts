@@ -1,9 +1,10 @@
 import mongoose from 'mongoose';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { batchedInsert } from '../../src/storage/insert-batcher.js';
 import { freePort, startFerretDb } from '../support/processes.js';
 import { isTransientDbError } from '../../src/storage/transient.js';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/infra/mongo.js';
+import { DatabaseUnavailableError, isDatabaseTimeout, isDatabaseUnavailable } from '../../src/infra/mongo.js';
+import { startHoldingProxy } from '../support/mongo-proxy.js';
 
 const { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError } =
   mongoose.mongo;
@@ -139,6 +140,49 @@ describe('against a database server that goes away', () => {
     } finally {
       await conn.close().catch(() => undefined);
       await ferret.stop('SIGKILL');
+    }
+  });
+});
+
+describe('a command that waited for a connection of the pool past its bound (waitQueueTimeoutMS)', () => {
+  it('is an unavailable database that timed out, as the answer that never came is', async () => {
+    // One connection, held by an insert the proxy never forwards; the next command waits for it in the pool.
+    const mongo = new URL(inject('mongoUrl'));
+    const proxy = await startHoldingProxy({ host: mongo.hostname, port: Number(mongo.port) });
+    const conn = mongoose.createConnection(proxy.url('waitqueue'), {
+      maxPoolSize: 1,
+      waitQueueTimeoutMS: 300,
+      socketTimeoutMS: 300,
+      bufferCommands: false,
+    });
+    try {
+      await conn.asPromise();
+      const things = conn.db!.collection('things');
+      const held = proxy.holdNext('insert', 'things');
+      const stuck = things.insertOne({ n: 1 }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      await held;
+      const waited = await things.findOne({ n: 1 }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      const answer = await stuck;
+      expect([(waited as Error | null)?.name, (answer as Error | null)?.name]).toEqual([
+        'MongoWaitQueueTimeoutError',
+        'MongoNetworkTimeoutError',
+      ]);
+      expect([waited, answer].map((e) => [isDatabaseUnavailable(e), isDatabaseTimeout(e)])).toEqual([
+        [true, true],
+        [true, true],
+      ]);
+      // An outage that is not a timeout is told apart.
+      expect(isDatabaseTimeout(network())).toBe(false);
+    } finally {
+      proxy.release();
+      await conn.close().catch(() => undefined);
+      await proxy.close();
     }
   });
 });
