@@ -28,11 +28,13 @@ import { ResumeState } from './state.js';
  */
 
 const run = new RunStop();
+let signalled = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, () => {
-    if (run.reason === 'SIGINT' || run.reason === 'SIGTERM') process.exit(stopExitCodes[signal]);
+    if (signalled) process.exit(stopExitCodes[signal]);
+    signalled = true;
     process.stderr.write(
-      `\n[import-client] ${signal}: stopping; no new lines; lines in flight may finish for ${DRAIN_MS / 1000} s, then are reported interrupted (${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'} again to quit now)\n`,
+      `\n[import-client] ${signal}: stopping; no new lines; lines in flight may finish for ${DRAIN_MS / 1000} s, then are reported interrupted (a second signal quits now)\n`,
     );
     run.stop(signal);
   });
