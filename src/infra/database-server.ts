@@ -69,7 +69,10 @@ export function serverRefusal(server: DatabaseServer, maxPoolSize: number, where
   if (server.kind === 'mongodb' || !server.version.startsWith('v1.')) return null;
   if (server.build === 'stock') {
     if (server.handler === 'sqlite') return null;
-    const on = server.handler === 'postgresql' ? 'on PostgreSQL' : 'on a backend it does not name';
+    const on =
+      server.handler === 'postgresql'
+        ? 'on PostgreSQL'
+        : `on ${server.handler === null ? 'a backend it did not name' : server.handler}`;
     return (
       `The FerretDB at ${where} is a stock FerretDB ${server.version} ${on}, not the project's build: its update ` +
       `keeps each statement's read (a PostgreSQL connection) open until the command ends, so one grouped update ` +
