@@ -93,6 +93,12 @@ local function epochs(meta, base)
   if nxt and nxt ~= cur then table.insert(out, base .. ':' .. nxt) end
   return out, cur, nxt
 end
+-- The keys' prefix of the epoch being rebuilt, heard from now (nil when that epoch is no longer being built).
+local function building(meta, base, epoch, now)
+  if redis.call('HGET', meta, 'next') ~= epoch then return nil end
+  redis.call('HSET', meta, 'beat', now)
+  return base .. ':' .. epoch
+end
 local function runId()
   local info = redis.call('INFO', 'server')
   return string.match(info, 'run_id:(%x+)') or ''
@@ -180,10 +186,8 @@ return {2, nxt}`;
  * application of the heads it read from the database. Returns -1 when that epoch is no longer being built.
  */
 const REBUILD_APPLY = `${LIB}
-local base, epoch = ARGV[1], ARGV[2]
-if redis.call('HGET', KEYS[1], 'next') ~= epoch then return -1 end
-redis.call('HSET', KEYS[1], 'beat', ARGV[4])
-local ep = base .. ':' .. epoch
+local ep = building(KEYS[1], ARGV[1], ARGV[2], ARGV[4])
+if not ep then return -1 end
 local applied = 0
 for i = 5, #ARGV, 2 do
   applied = applied + applyTo(ep, ARGV[i], decode(ARGV[i + 1]), tonumber(ARGV[3]), tonumber(ARGV[4]))
@@ -191,11 +195,9 @@ end
 return applied`;
 
 /** KEYS[1] meta; ARGV: base, epoch, now ms, then (id, resource, count) triples. -1: not being built. */
-const REBUILD_POST = `
-local base, epoch = ARGV[1], ARGV[2]
-if redis.call('HGET', KEYS[1], 'next') ~= epoch then return -1 end
-redis.call('HSET', KEYS[1], 'beat', ARGV[3])
-local ep = base .. ':' .. epoch
+const REBUILD_POST = `${LIB}
+local ep = building(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+if not ep then return -1 end
 local counted = 0
 for i = 4, #ARGV, 3 do
   if redis.call('HSETNX', ep .. ':posted', ARGV[i], '1') == 1 then
