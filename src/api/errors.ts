@@ -113,7 +113,8 @@ export class ApiError extends Error {
 
 /**
  * Field-level codes that come from checks against stored data or the clock (the rest come from the
- * validators): the caller's suppliers and teams, the account's ledgers and transactions, v2 task windows.
+ * validators): the caller's suppliers and teams, the account's ledgers, transactions and billing import, v2 task
+ * windows.
  */
 export const storedDataFieldCodes = [
   {
@@ -130,6 +131,12 @@ export const storedDataFieldCodes = [
     code: 'transaction_already_exists',
     description: 'A transaction with this id is already on the account.',
     exampleAttr: 'historical_billing_documents.0.transactions.0.transaction_id',
+  },
+  {
+    code: 'billing_documents_already_imported',
+    description:
+      'The ledger already holds this same import (the request sent again); with ledger_has_finalized_billing_document.',
+    exampleAttr: 'ledger_code',
   },
   {
     code: 'schedule_window_start_in_past',

@@ -67,12 +67,17 @@ export function postImportLine(
 /**
  * Whether the answer says that every item of the request was already on the account. Notes and transactions
  * answer 201 with a status per item; statements refuse the whole request, naming each statement already there
- * (a request that also holds a new one wrote nothing: it is not "already imported"). Billing documents and
- * payment instructions answer a repeat as they answer a conflict or a first import, so it cannot be told
- * (docs/client.md, "post-import").
+ * (a request that also holds a new one wrote nothing: it is not "already imported"). Billing documents refuse
+ * every import after the ledger's first, naming `billing_documents_already_imported` when it is this same one; a
+ * payment instruction answers 201 with `PAYMENT_INSTRUCTION_ALREADY_ACTIVE` (docs/client.md, "post-import").
  */
 function alreadyThere(kind: PostImportKind, value: unknown, answer: Answer): boolean {
   const v = (value ?? {}) as { statements?: unknown };
+  const b = (answer.body ?? {}) as {
+    code?: string;
+    status?: string;
+    errors?: { code?: string; attr?: string }[];
+  };
   switch (kind) {
     case 'notes':
       return answer.status === 201 && allStatus(answer.body, 'NOTE_ALREADY_EXISTS');
@@ -82,7 +87,6 @@ function alreadyThere(kind: PostImportKind, value: unknown, answer: Answer): boo
         allStatus((answer.body as { results?: unknown } | null)?.results, 'TRANSACTION_ALREADY_EXISTS')
       );
     case 'statements': {
-      const b = (answer.body ?? {}) as { code?: string; errors?: { code?: string; attr?: string }[] };
       if (answer.status !== 400 || b.code !== 'historical_statement_already_exists') return false;
       if (!Array.isArray(v.statements) || v.statements.length === 0) return false;
       const there = new Set(
@@ -90,8 +94,14 @@ function alreadyThere(kind: PostImportKind, value: unknown, answer: Answer): boo
       );
       return v.statements.every((_, i) => there.has(`statements.${i}.statement_id`));
     }
-    default:
-      return false;
+    case 'billing-documents':
+      return (
+        answer.status === 400 &&
+        b.code === 'ledger_has_finalized_billing_document' &&
+        (b.errors ?? []).some((e) => e.code === 'billing_documents_already_imported')
+      );
+    case 'payment-instructions':
+      return answer.status === 201 && b.status === 'PAYMENT_INSTRUCTION_ALREADY_ACTIVE';
   }
 }
 

@@ -44,6 +44,25 @@ function locate(data: BillingDocumentsImport, rawBody: Raw): Located[] {
   return located;
 }
 
+/**
+ * The refusal of an import onto a ledger that has had its one: always the interface's code, with the field error
+ * `billing_documents_already_imported` when that import is this request's data (the same key), so that a file
+ * sent again can be told from a different import.
+ */
+function finalizedRefusal(sameImport: boolean): Refusal {
+  if (!sameImport) return { code: 'ledger_has_finalized_billing_document' };
+  return {
+    code: 'ledger_has_finalized_billing_document',
+    errors: [
+      {
+        detail: 'This same import is already on the ledger.',
+        code: 'billing_documents_already_imported',
+        attr: 'ledger_code',
+      },
+    ],
+  };
+}
+
 /** `written`: what the ledger's one import added (now, or before: any later request finds it), for its event. */
 export type BillingDocumentsOutcome = ({ ok: true } | { ok: false; refusal: Refusal }) & {
   written?: Written;
@@ -57,8 +76,9 @@ export type BillingDocumentsOutcome = ({ ok: true } | { ok: false; refusal: Refu
  * transactions are already inside the last statement balance, so the balance does not move.
  *
  * The entry is marked with the ledger (the write's identity: one per ledger) and its document count. A
- * request sent again after it is refused (`ledger_has_finalized_billing_document`) and answers that count,
- * so the import's event is recorded even when the attempt that wrote it stopped before.
+ * request sent again after it is refused (`ledger_has_finalized_billing_document`, naming
+ * `billing_documents_already_imported` when its data is the import's) and answers that count, so the import's
+ * event is recorded even when the attempt that wrote it stopped before.
  */
 export async function importBillingDocuments(
   journal: LedgerJournal,
@@ -93,7 +113,7 @@ export async function importBillingDocuments(
             write: null,
             result: {
               ok: false,
-              refusal: { code: 'ledger_has_finalized_billing_document' },
+              refusal: finalizedRefusal(ledger.billingImportKey === key),
               written: before && { ref, count: before.count },
             },
           };

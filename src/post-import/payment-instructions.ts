@@ -110,8 +110,20 @@ export const verificationRefusalDetails = {
   vendor_unavailable: 'The payment vendor could not be reached. Retry unchanged.',
 } as const satisfies Record<Extract<VerifyOutcome, { ok: false }>['code'], string>;
 
+/**
+ * What a recorded instruction answers: `PAYMENT_INSTRUCTION_ALREADY_ACTIVE` when it was the account's active one
+ * as the request arrived (the vendor is not asked again), else `PAYMENT_INSTRUCTION_CREATED`: the verification
+ * this request ran, or joined, made it the active one.
+ */
+export const paymentInstructionStatuses = [
+  'PAYMENT_INSTRUCTION_CREATED',
+  'PAYMENT_INSTRUCTION_ALREADY_ACTIVE',
+] as const;
+export type PaymentInstructionStatus = (typeof paymentInstructionStatuses)[number];
+
 export type PaymentInstructionOutcome =
-  { ok: true; krakenAccountNumber: string; reference: string } | { ok: false; refusal: Refusal };
+  | { ok: true; krakenAccountNumber: string; reference: string; status: PaymentInstructionStatus }
+  | { ok: false; refusal: Refusal };
 
 /**
  * The payment instruction step: the account's active instruction if it is this one, else a verification at
@@ -127,14 +139,13 @@ export async function runPaymentInstruction(
 ): Promise<PaymentInstructionOutcome> {
   const { account, data, request } = target;
   const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
-  const created = { ok: true as const, krakenAccountNumber: account.number, reference: data.reference };
 
-  const recorded = async (instructionId: string) => {
+  const recorded = async (instructionId: string, status: PaymentInstructionStatus) => {
     await publishPostImport(ctx, target, { resource: 'payment_instruction', ref: instructionId, count: 1 });
-    return created;
+    return { ok: true as const, krakenAccountNumber: account.number, reference: data.reference, status };
   };
   const known = await checkActive(ctx.models, account._id, wanted);
-  if (known?.ok) return recorded(known.instructionId);
+  if (known?.ok) return recorded(known.instructionId, 'PAYMENT_INSTRUCTION_ALREADY_ACTIVE');
   if (known) return { ok: false, refusal: { code: known.code } };
 
   // One job per (account, instruction): a retry joins a verification still running. A finished one is
@@ -157,5 +168,5 @@ export async function runPaymentInstruction(
     });
     return { ok: false, refusal: { code: result.code } };
   }
-  return recorded(result.instructionId);
+  return recorded(result.instructionId, 'PAYMENT_INSTRUCTION_CREATED');
 }

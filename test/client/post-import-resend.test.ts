@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { clientTenant, readResults, runClient, startService, type ResultLine } from './support.js';
 
 // `post-import` files sent a second time, against the real service: what is already on the account is
-// `already_imported` where the service's answer says so, and the answers that cannot tell are pinned.
+// `already_imported`, as the service's answer says; what only looks like it (a different import) is not.
 const SUPPLIER = 'RESEND_SUP';
 const TEAM = 'Resend Team';
 const ACCOUNT = { import_supplier: SUPPLIER, external_account_number: 'RS-1' };
@@ -98,12 +98,15 @@ it('a file sent again: notes, transactions and statements already there are alre
   });
 });
 
-it('billing documents and payment instructions answer a repeat as they answer a conflict or a first send', async () => {
+it('billing documents and payment instructions sent again are already_imported; a different billing import is not', async () => {
   const billing = { ...validBillingDocumentsImport(), ...ACCOUNT };
   const file = writeLines('billing.jsonl', [billing]);
   expect((await send('billing-documents', file)).result.outcome).toBe('created');
-  // The same import again, and a different one on the same ledger: the service's answer is the same.
+  // The same import again: the service names it as the one on the ledger.
   const again = await send('billing-documents', file);
+  expect(again.result).toMatchObject({ outcome: 'already_imported', http_status: 400, errors: [] });
+  expect(again.code).toBe(0);
+  // A different import on the same ledger: refused, and reported as the refusal it is.
   const other = await send(
     'billing-documents',
     writeLines('billing-other.jsonl', [
@@ -118,19 +121,32 @@ it('billing documents and payment instructions answer a repeat as they answer a 
       },
     ]),
   );
-  for (const answer of [again, other])
-    expect(answer.result).toMatchObject({
-      outcome: 'validation_failed',
-      http_status: 400,
-      errors: [{ code: 'ledger_has_finalized_billing_document', attr: 'non_field_errors' }],
-    });
+  expect(other.result).toMatchObject({
+    outcome: 'validation_failed',
+    http_status: 400,
+    errors: [{ code: 'ledger_has_finalized_billing_document', attr: 'non_field_errors' }],
+  });
+  expect(other.code).toBe(1);
 
-  // The same instruction again answers 201 as the first did: nothing tells it was there already.
+  // The same instruction again: 201, saying it was already the active one.
   const instruction = writeLines('instruction.jsonl', [
     { ...ACCOUNT, vendor: 'SIMULATED', reference: 'sim_ok_card_4242', type: 'CARD' },
   ]);
   const sent = await send('payment-instructions', instruction);
+  expect(sent.result).toMatchObject({ outcome: 'created', http_status: 201, errors: [] });
   const resent = await send('payment-instructions', instruction);
-  for (const answer of [sent, resent])
-    expect(answer.result).toMatchObject({ outcome: 'created', http_status: 201, errors: [] });
+  expect(resent.result).toMatchObject({ outcome: 'already_imported', http_status: 201, errors: [] });
+  expect(resent.code).toBe(0);
+  // A different instruction on the account: refused, not already_imported.
+  const second = await send(
+    'payment-instructions',
+    writeLines('instruction-other.jsonl', [
+      { ...ACCOUNT, vendor: 'SIMULATED', reference: 'sim_ok_card_5555', type: 'CARD' },
+    ]),
+  );
+  expect(second.result).toMatchObject({
+    outcome: 'validation_failed',
+    http_status: 400,
+    errors: [{ code: 'account_has_active_payment_instruction', attr: 'non_field_errors' }],
+  });
 });

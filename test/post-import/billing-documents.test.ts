@@ -111,11 +111,23 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
       code: 'ledger_has_finalized_billing_document',
       errors: [],
     });
+    // The same import sent again: the same refusal, naming it as the import already on the ledger.
     const repeat = await env.post(
       'historical-billing-documents/create/',
       request(external, 'ELECTRICITY', 'E'),
     );
-    expect(repeat.json().code).toBe('ledger_has_finalized_billing_document');
+    expect(repeat.statusCode).toBe(400);
+    expect(repeat.json()).toEqual({
+      detail: 'The ledger already has a finalized billing document.',
+      code: 'ledger_has_finalized_billing_document',
+      errors: [
+        {
+          detail: 'This same import is already on the ledger.',
+          code: 'billing_documents_already_imported',
+          attr: 'ledger_code',
+        },
+      ],
+    });
     expect(await documents(accountId)).toHaveLength(2);
 
     const gas = await env.post('historical-billing-documents/create/', request(external, 'GAS', 'G'));
@@ -131,11 +143,37 @@ describe('POST /v1/data-import/historical-billing-documents/create/', () => {
       ),
     );
     expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
-    expect(responses.filter((r) => r.statusCode === 400).map((r) => r.json().code)).toEqual(
-      Array(9).fill('ledger_has_finalized_billing_document'),
-    );
+    // Each refused one is a different import from the one written: none is named as already there.
+    expect(
+      responses.filter((r) => r.statusCode === 400).map((r) => [r.json().code, r.json().errors]),
+    ).toEqual(Array(9).fill(['ledger_has_finalized_billing_document', []]));
     expect(await documents(accountId)).toHaveLength(2);
     expect((await ledgerView(env, accountId)).transactions).toHaveLength(3);
+  });
+
+  it('names billing_documents_already_imported only for the very import on the ledger, also among 10 concurrent copies', async () => {
+    const { external, accountId } = await freshAccount();
+    const body = request(external, 'ELECTRICITY', 'S');
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => env.post('historical-billing-documents/create/', body)),
+    );
+    expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    expect(
+      responses.filter((r) => r.statusCode === 400).map((r) => [r.json().code, r.json().errors[0]?.code]),
+    ).toEqual(Array(9).fill(['ledger_has_finalized_billing_document', 'billing_documents_already_imported']));
+    expect(await documents(accountId)).toHaveLength(2);
+
+    // Part of that import (one document fewer) is another import: refused as any second import is.
+    const part = await env.post('historical-billing-documents/create/', {
+      ...body,
+      historical_billing_documents: body.historical_billing_documents.slice(0, 1),
+    });
+    expect(part.statusCode).toBe(400);
+    expect(part.json()).toEqual({
+      detail: 'The ledger already has a finalized billing document.',
+      code: 'ledger_has_finalized_billing_document',
+      errors: [],
+    });
   });
 
   it('needs both period dates on PERIOD_BASED documents and none on ITEM_BASED ones', async () => {

@@ -67,11 +67,15 @@ const completedCounts = async (external: string) =>
     .map((d) => d.count);
 
 describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-compatible server', () => {
-  it('records an existing card and answers 201; the same request again is 201 with no second record', async () => {
+  it('records an existing card and answers 201; the same request again is 201 ALREADY_ACTIVE with no second record', async () => {
     const { external, accountId, number } = await freshAccount();
     const res = await create(request(external, 'pm_ok_1'));
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({ kraken_account_number: number, reference: 'pm_ok_1' });
+    expect(res.json()).toEqual({
+      kraken_account_number: number,
+      reference: 'pm_ok_1',
+      status: 'PAYMENT_INSTRUCTION_CREATED',
+    });
     const stored = await instructions(accountId);
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({
@@ -81,7 +85,13 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
       vendorDetails: { brand: 'visa', last4: '4242' },
     });
 
-    expect((await create(request(external, 'pm_ok_1'))).statusCode).toBe(201);
+    const again = await create(request(external, 'pm_ok_1'));
+    expect(again.statusCode).toBe(201);
+    expect(again.json()).toEqual({
+      kraken_account_number: number,
+      reference: 'pm_ok_1',
+      status: 'PAYMENT_INSTRUCTION_ALREADY_ACTIVE',
+    });
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_ok_1')).toBe(1);
   });
@@ -149,9 +159,15 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
     // An immediate retry joins the verification still under way, which then succeeds.
     const retry = await create(request(external, 'pm_slow_1'));
     expect(retry.statusCode).toBe(201);
-    expect(retry.json()).toEqual({ kraken_account_number: number, reference: 'pm_slow_1' });
+    // It joined the verification that made the instruction active: for this client it is created now.
+    expect(retry.json()).toEqual({
+      kraken_account_number: number,
+      reference: 'pm_slow_1',
+      status: 'PAYMENT_INSTRUCTION_CREATED',
+    });
     const later = await create(request(external, 'pm_slow_1'));
     expect(later.statusCode).toBe(201);
+    expect(later.json().status).toBe('PAYMENT_INSTRUCTION_ALREADY_ACTIVE');
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_slow_1')).toBe(1);
     // One instruction, one event, whichever request recorded it.
@@ -166,7 +182,9 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
       10_000,
       'late instruction recorded',
     );
-    expect((await create(request(external, 'pm_slow_2'))).statusCode).toBe(201);
+    const retry = await create(request(external, 'pm_slow_2'));
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json().status).toBe('PAYMENT_INSTRUCTION_ALREADY_ACTIVE');
     expect(await instructions(accountId)).toHaveLength(1);
     expect(stripe.calls('pm_slow_2')).toBe(1);
     // The instruction's event, recorded by the request that found it (the first one had stopped waiting).
@@ -191,6 +209,14 @@ describe('POST /v1/data-import/payment-instruction/create/ against a Stripe-comp
       Array.from({ length: 10 }, () => create(request(external, 'pm_ok_race'))),
     );
     expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
+    // A request that found nothing active ran (or joined) the verification; one arriving after it found it active.
+    const statuses = responses.map((r) => r.json().status as string);
+    expect(statuses).toContain('PAYMENT_INSTRUCTION_CREATED');
+    expect(
+      statuses.filter(
+        (s) => !['PAYMENT_INSTRUCTION_CREATED', 'PAYMENT_INSTRUCTION_ALREADY_ACTIVE'].includes(s),
+      ),
+    ).toEqual([]);
     expect(await instructions(accountId)).toHaveLength(1);
   });
 

@@ -179,7 +179,11 @@ export const answers: Record<string, Record<string, unknown>> = {
     404: accountNotFound,
   },
   createPaymentInstruction: {
-    201: { kraken_account_number: EXAMPLE_ACCOUNT_NUMBER, reference: examples.paymentInstruction.reference },
+    201: {
+      kraken_account_number: EXAMPLE_ACCOUNT_NUMBER,
+      reference: examples.paymentInstruction.reference,
+      status: 'PAYMENT_INSTRUCTION_CREATED',
+    },
     400: error('account_has_active_payment_instruction', { errors: [] }),
     404: accountNotFound,
     500: error('vendor_unavailable'),

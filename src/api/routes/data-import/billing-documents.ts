@@ -19,7 +19,8 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
         operationId: 'importHistoricalBillingDocuments',
         summary: 'Import the historical billing documents of one ledger (once per ledger)',
         description:
-          'Refused with ledger_has_finalized_billing_document when the ledger already has one. 201 with an empty body.',
+          'Refused with ledger_has_finalized_billing_document when the ledger already has one; its errors name ' +
+          'billing_documents_already_imported when that one is this same import sent again. 201 with an empty body.',
         body: withExample(
           billingDocumentsImportSchema,
           'One period-based bill of the gas ledger and its payment',
@@ -30,7 +31,9 @@ export default async function billingDocumentRoutes(fastify: FastifyInstance): P
           ...errorResponses([...bodyErrors, 404, ...commonErrors], {
             400:
               'request_failed_validation (a transaction id already on the account is transaction_already_exists), ' +
-              'ledger_not_found, ledger_has_finalized_billing_document or import_supplier_migration_not_ongoing.',
+              'ledger_not_found, ledger_has_finalized_billing_document (with the field error ' +
+              'billing_documents_already_imported at ledger_code when the import on the ledger is this same request: ' +
+              'a re-send) or import_supplier_migration_not_ongoing.',
             404: 'account_not_found (the account must be created, not only staged) or import_supplier_not_found.',
           }),
         },

@@ -3,7 +3,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validatePaymentInstruction } from '../../../domain/validation/index.js';
 import { paymentInstructionSchema } from '../../../schemas/post-import.js';
-import { runPaymentInstruction } from '../../../post-import/payment-instructions.js';
+import {
+  paymentInstructionStatuses,
+  runPaymentInstruction,
+} from '../../../post-import/payment-instructions.js';
 import { apiPostImportContext, refusalError, requestTarget } from '../../post-import-target.js';
 import { examples, withExample } from '../../openapi/examples.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
@@ -21,7 +24,8 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
         description:
           'Verification runs on a worker while the request waits (PAYMENT_VERIFICATION_WAIT_MS). 400 vendor_instruction_not_found ' +
           'or account_has_active_payment_instruction: do not retry unchanged. 500 vendor_unavailable: retry unchanged; a retry ' +
-          'joins a verification still under way and never records a second instruction.',
+          'joins a verification still under way and never records a second instruction. The same instruction sent again ' +
+          'once it is active answers 201 with status PAYMENT_INSTRUCTION_ALREADY_ACTIVE.',
         body: withExample(
           paymentInstructionSchema,
           'A Stripe card payment method',
@@ -29,7 +33,17 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
         ),
         response: {
           201: z
-            .object({ kraken_account_number: z.string(), reference: z.string() })
+            .object({
+              kraken_account_number: z.string(),
+              reference: z.string(),
+              status: z
+                .enum(paymentInstructionStatuses)
+                .describe(
+                  'PAYMENT_INSTRUCTION_CREATED: this request (or the verification under way it joined) made it the ' +
+                    'active instruction. PAYMENT_INSTRUCTION_ALREADY_ACTIVE: it was already the active one when the ' +
+                    'request arrived (the same instruction sent again); the vendor was not asked again.',
+                ),
+            })
             .describe("The instruction is the account's active one."),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], {
             400:
@@ -45,9 +59,11 @@ export default async function paymentInstructionRoutes(fastify: FastifyInstance)
       const target = await requestTarget(ctx, request, validatePaymentInstruction);
       const outcome = await runPaymentInstruction(ctx, target);
       if (!outcome.ok) throw refusalError(outcome.refusal);
-      return reply
-        .code(201)
-        .send({ kraken_account_number: outcome.krakenAccountNumber, reference: outcome.reference });
+      return reply.code(201).send({
+        kraken_account_number: outcome.krakenAccountNumber,
+        reference: outcome.reference,
+        status: outcome.status,
+      });
     },
   );
 }
