@@ -1,11 +1,8 @@
 import { accountIdFor } from '../src/creation/create-account.js';
 import { buildJournalOpening, buildNotes } from '../src/creation/records.js';
 import { dayAfter } from '../src/domain/dates.js';
-import {
-  defaultCatalogue,
-  validateAccount,
-  validateTransactionsImport,
-} from '../src/domain/validation/index.js';
+import { validateAccount, validateTransactionsImport } from '../src/domain/validation/index.js';
+import { defaultCatalogue } from '../src/vocabulary/catalogue.js';
 import { processKey } from '../src/models/account-import-process.js';
 import { AccountLocks } from '../src/post-import/account-lock.js';
 import { importTransactions } from '../src/post-import/transactions.js';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { paymentVendorNames } from './vendors/names.js';
+import { paymentVendorNames } from './vocabulary/payment-vendors.js';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
 

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from '../config.js';
-import { enabledVendors } from '../vendors/names.js';
+import { enabledVendors } from '../vocabulary/payment-vendors.js';
 import { createApiServer } from './instance.js';
 
 /** The `web` process. */

@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountPayload } from '../schemas/account.js';
 import {
   validateAccount,
-  type Catalogue,
   type FieldError,
   type ValidationContext,
   type ValidationResult,
 } from '../domain/validation/index.js';
+import type { Catalogue } from '../vocabulary/catalogue.js';
 import { sortErrors } from '../domain/validation/field-error.js';
 import {
   catalogueExtra,

@@ -7,7 +7,7 @@ import { supplierStatuses } from '../models/import-supplier.js';
 import { syncSchema } from '../models/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { seedDemo } from '../admin/demo.js';
-import { enabledVendors } from '../vendors/names.js';
+import { enabledVendors } from '../vocabulary/payment-vendors.js';
 import { WebhookOperations } from '../admin/webhooks.js';
 import { producerConnection, type RedisClient } from '../infra/redis.js';
 import { attachProgressCounters } from '../storage/progress-counters.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { normaliseIdentifier } from '../domain/identifiers.js';
+import { normaliseIdentifier } from '../vocabulary/identifiers.js';
 import type { Answer, ApiClient } from './http.js';
 import { identifyLine, type Identity } from './identity.js';
 import type { InputLine } from './input.js';

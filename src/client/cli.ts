@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { buildCatalogue } from '../domain/validation/catalogue.js';
+import { buildCatalogue } from '../vocabulary/catalogue.js';
 import { validateAccount } from '../domain/validation/index.js';
 import { DEFAULT_REGION, regionNames } from '../domain/region/names.js';
 import { ApiClient, UsageError } from './http.js';

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { dayAfter } from '../domain/dates.js';
 import { documentLocation } from '../domain/document-location.js';
-import { toMinor } from '../domain/money.js';
+import { toMinor } from '../vocabulary/money.js';
 import { noteIdFor } from '../models/record-ids.js';
 import { noteDedupKey } from '../models/note.js';
 import type { AccountPayload } from '../schemas/account.js';

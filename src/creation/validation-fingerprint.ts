@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Catalogue, ValidationContext } from '../domain/validation/index.js';
+import type { ValidationContext } from '../domain/validation/index.js';
+import type { Catalogue } from '../vocabulary/catalogue.js';
 
 /**
- * What an account's validation depended on, as one hash: the validation code (every file of `domain/` and
- * `schemas/` as this process runs them, and the versions of the libraries they call), the enumeration
- * catalogue, the region and the day. Staging records it with the payload it validated; a creation that
+ * What an account's validation depended on, as one hash: the validation code (every file of `domain/`,
+ * `schemas/` and `vocabulary/` as this process runs them, and the versions of the libraries they call), the
+ * enumeration catalogue, the region and the day. Staging records it with the payload it validated; a creation that
  * computes the same fingerprint knows that validating the same payload again would give the same answer
  * (it passed), so it only parses it. Anything else (a deploy that changed a rule, another catalogue, a
  * supplier moved to another region, the next day's date rules, a payload staged before fingerprints) is
@@ -49,7 +50,7 @@ function codeVersion(): string {
   if (code !== null) return code;
   const here = dirname(fileURLToPath(import.meta.url));
   const hash = createHash('sha256');
-  for (const dir of ['domain', 'schemas']) {
+  for (const dir of ['domain', 'schemas', 'vocabulary']) {
     for (const file of filesUnder(join(here, '..', dir))) {
       hash.update(file.slice(here.length)).update('\0').update(readFileSync(file)).update('\0');
     }

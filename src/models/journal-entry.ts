@@ -15,9 +15,6 @@ export const journalEntryKinds = [
   'figures',
 ] as const;
 
-/** Where a stored transaction came from (the list lives in the domain, see `domain/reconciliation/origins.ts`). */
-export { transactionOrigins } from '../domain/reconciliation/origins.js';
-
 /**
  * One entry of an account's ledger journal: the append-only history of its ledgers (balances, open statement
  * periods, the historical billing document import), transactions, statements and billing documents. Entry

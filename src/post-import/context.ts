@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
-import type { Catalogue } from '../domain/validation/index.js';
+import type { Catalogue } from '../vocabulary/catalogue.js';
 import { deploymentCatalogue } from '../domain/validation/deployment.js';
 import type { RedisClient } from '../infra/redis.js';
 import type { JobData } from '../jobs/catalog.js';

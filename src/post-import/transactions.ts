@@ -11,8 +11,8 @@ import {
   type StoredTransaction,
 } from '../storage/ledger-journal.js';
 import type { Models } from '../models/index.js';
-import { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
-import { formatCents, MONEY_LIMIT_TEXT, withinMoneyLimit } from '../domain/money.js';
+import { BALANCE_ORIGINS } from '../vocabulary/transaction-origins.js';
+import { formatCents, MONEY_LIMIT_TEXT, withinMoneyLimit } from '../vocabulary/money.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
 import { publishPostImport, requestKey, writeRef, type Written } from './events.js';
@@ -35,9 +35,6 @@ export type TransactionImportError = {
   error_detail: string;
   transaction_data: RawTransaction;
 };
-
-/** Transactions that move the ledger balance (shared with reconciliation's expected side). */
-export { BALANCE_ORIGINS } from '../domain/reconciliation/origins.js';
 
 export type TransactionImport = {
   accountId: Types.ObjectId;
@@ -65,7 +62,7 @@ type Plan =
   | { ok: false; error: TransactionImportError }
   | { ok: false; refusal: Refusal };
 
-/** The ledger balance leaves the bound within which money is held exactly (`domain/money.ts`). */
+/** The ledger balance leaves the bound within which money is held exactly (`vocabulary/money.ts`). */
 function balanceOutOfRange(ledgerCode: string, index: number, balanceMinor: number): Plan {
   const detail = `This transaction would take the balance of ledger ${ledgerCode} to ${formatCents(BigInt(balanceMinor))}, beyond ${MONEY_LIMIT_TEXT} either side of zero.`;
   return {

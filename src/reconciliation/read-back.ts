@@ -1,5 +1,5 @@
 import { accountIdFor } from '../creation/create-account.js';
-import { formatCents } from '../domain/money.js';
+import { formatCents } from '../vocabulary/money.js';
 import { issuesToFieldErrors } from '../domain/validation/zod-issues.js';
 import { sortErrors, type FieldError } from '../domain/validation/field-error.js';
 import { processKey } from '../models/account-import-process.js';

@@ -1,13 +1,13 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { defaultCatalogueValues, type CatalogueName } from '../domain/validation/catalogue.js';
-import { normaliseIdentifier } from '../domain/identifiers.js';
+import { defaultCatalogueValues, type CatalogueName } from '../vocabulary/catalogue.js';
+import { normaliseIdentifier } from '../vocabulary/identifiers.js';
 import {
   MONEY_INTEGER_DIGITS,
   MONEY_LIMIT_CENTS,
   MONEY_LIMIT_TEXT,
   withinMoneyLimit,
-} from '../domain/money.js';
+} from '../vocabulary/money.js';
 
 // Building blocks shared by every payload schema. Custom failures carry `params.code`, which the
 // validation layer turns into the public error code (see src/domain/validation/zod-issues.ts).
@@ -143,7 +143,7 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= 57;
 // 10^0 .. 10^10: every scale a decimal may have (MAX_FRACTION_DIGITS), all exact doubles.
 const SCALES = Array.from({ length: MAX_FRACTION_DIGITS + 1 }, (_, k) => 10 ** k);
 const MAX_UNITS = 10 ** MAX_INT_DIGITS; // 15 significant digits: every such decimal is a distinct double
-// Money is held in exact cents (src/domain/money.ts): at most 10 integer digits. 10^10 is an exact double, so
+// Money is held in exact cents (src/vocabulary/money.ts): at most 10 integer digits. 10^10 is an exact double, so
 // a number is below it exactly when its decimal text is.
 const MONEY_BOUND = 10 ** MONEY_INTEGER_DIGITS;
 export const AMOUNT_OUT_OF_RANGE = 'amount_out_of_range';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { transactionOrigins } from '../models/journal-entry.js';
+import { transactionOrigins } from '../vocabulary/transaction-origins.js';
 import { externalAccountNumber, identifier } from './primitives.js';
 
 /** The most accounts one reconciliation request reads (400 `too_many_items` beyond). */

@@ -24,7 +24,7 @@ export const taxItemSchema = z.strictObject({
 export const transactionSchema = z.strictObject({
   transaction_id: text(128),
   transaction_date: isoDate,
-  // A magnitude: the sign comes from `type` (see src/domain/money.ts).
+  // A magnitude: the sign comes from `type` (see src/vocabulary/money.ts).
   amount: money({ nonNegative: true }),
   type: z.enum(TRANSACTION_TYPES),
   reason: choice('reason').optional(),

@@ -3,7 +3,7 @@ import {
   zeroOriginCounts,
   type OriginCounts,
   type TransactionOrigin,
-} from '../domain/reconciliation/origins.js';
+} from '../vocabulary/transaction-origins.js';
 
 /**
  * The figures reconciliation reads (`src/reconciliation/`), kept in the ledger journal's own state so that
@@ -17,8 +17,6 @@ import {
  * account. Notes live in their own collection (`storage/notes.ts`); a note counts when an entry carries its key
  * (`n:<dedup key>`), which the writer of a note adds after the note is written (see `post-import/notes.ts`).
  */
-
-export type { OriginCounts, TransactionOrigin };
 
 /** A ledger's reconciliation figures after an entry. */
 export type LedgerFigures = {

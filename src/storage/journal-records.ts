@@ -1,6 +1,7 @@
 import type { Transaction } from '../schemas/transaction.js';
-import { signedMinor } from '../domain/money.js';
-import type { LedgerFigures, TransactionOrigin } from './journal-figures.js';
+import { signedMinor } from '../vocabulary/money.js';
+import type { TransactionOrigin } from '../vocabulary/transaction-origins.js';
+import type { LedgerFigures } from './journal-figures.js';
 
 /**
  * What a ledger journal entry holds (see `ledger-journal.ts`): every ledger's state, and the records the entry

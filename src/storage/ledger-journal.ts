@@ -31,7 +31,7 @@ import { packText, unpackText } from './packed-text.js';
 import { retryTransient } from './transient.js';
 import type { JournalRecords, LedgerBalances, StoredLedger } from './journal-records.js';
 
-export { noteKey, statementKey, transactionKey, type TransactionOrigin } from './journal-figures.js';
+export { noteKey, statementKey, transactionKey } from './journal-figures.js';
 export {
   storedTransaction,
   type JournalRecords,

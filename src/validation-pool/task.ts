@@ -1,5 +1,5 @@
 import { workerData } from 'node:worker_threads';
-import { buildCatalogue } from '../domain/validation/index.js';
+import { buildCatalogue } from '../vocabulary/catalogue.js';
 import { validateAccountText, type AccountTextOutcome } from './account-text.js';
 import type { AccountTask, PoolData } from './types.js';
 

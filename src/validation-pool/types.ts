@@ -1,4 +1,4 @@
-import type { CatalogueName } from '../domain/validation/index.js';
+import type { CatalogueName } from '../vocabulary/catalogue.js';
 
 /** Fixed for the life of a pool: each thread builds its enumeration catalogue from it once. */
 export type PoolData = { catalogueExtra: Partial<Record<CatalogueName, readonly string[]>> };

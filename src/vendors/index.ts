@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { SimulatedVendor } from './simulated.js';
 import { StripeVendor } from './stripe.js';
-import { enabledVendors, type PaymentVendorName } from './names.js';
+import { enabledVendors, type PaymentVendorName } from '../vocabulary/payment-vendors.js';
 import type { PaymentVendor } from './types.js';
 
 export type { InstructionDetails, InstructionQuery, PaymentVendor, VendorVerdict } from './types.js';

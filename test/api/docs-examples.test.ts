@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, seedDemo } from '../../src/admin/demo.js';
 import { EXAMPLE_ACCOUNT } from '../../src/api/openapi/account-example.js';
 import { examples } from '../../src/api/openapi/examples.js';
-import { enabledVendors } from '../../src/vendors/names.js';
+import { enabledVendors } from '../../src/vocabulary/payment-vendors.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {

@@ -1,4 +1,5 @@
-import { defaultCatalogue, type ValidationContext } from '../../src/domain/validation/index.js';
+import type { ValidationContext } from '../../src/domain/validation/index.js';
+import { defaultCatalogue } from '../../src/vocabulary/catalogue.js';
 
 // Realistic, valid payloads for every body the validators accept. Each builder returns a fresh object,
 // so a test may mutate it freely. Other test suites (API, workers) import these too.

@@ -11,7 +11,7 @@ import {
   signedTotal,
   toCents,
   toMinor,
-} from '../../src/domain/money.js';
+} from '../../src/vocabulary/money.js';
 import { validateAccount, validateStatementsImport } from '../../src/domain/validation/index.js';
 import { cents, money } from '../../src/schemas/primitives.js';
 import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';

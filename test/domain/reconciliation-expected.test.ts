@@ -8,8 +8,8 @@ import {
   transactionsImportFacts,
 } from '../../src/domain/reconciliation/inputs.js';
 import { redatingNoteKey } from '../../src/domain/reconciliation/note-keys.js';
-import { BALANCE_ORIGINS } from '../../src/domain/reconciliation/origins.js';
-import { formatCents, toMinor } from '../../src/domain/money.js';
+import { BALANCE_ORIGINS } from '../../src/vocabulary/transaction-origins.js';
+import { formatCents, toMinor } from '../../src/vocabulary/money.js';
 import { transactionSchema } from '../../src/schemas/transaction.js';
 import {
   EMPTY_SUMMARY,

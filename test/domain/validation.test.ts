@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  buildCatalogue,
   validateAccount,
   validateNotesImport,
   validatePaymentInstruction,
 } from '../../src/domain/validation/index.js';
+import { buildCatalogue } from '../../src/vocabulary/catalogue.js';
 import {
   largeAccountPayload,
   testContext,

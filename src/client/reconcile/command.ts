@@ -1,5 +1,5 @@
 import { compareFigures } from '../../domain/reconciliation/compare.js';
-import { formatCents } from '../../domain/money.js';
+import { formatCents } from '../../vocabulary/money.js';
 import type { ApiClient } from '../http.js';
 import type { Result } from '../outcomes.js';
 import type { Progress } from '../progress.js';

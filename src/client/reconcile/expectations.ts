@@ -7,7 +7,7 @@ import {
   statementsImportFacts,
   transactionsImportFacts,
 } from '../../domain/reconciliation/inputs.js';
-import { normaliseIdentifier } from '../../domain/identifiers.js';
+import { normaliseIdentifier } from '../../vocabulary/identifiers.js';
 import { issuesToFieldErrors } from '../../domain/validation/zod-issues.js';
 import { identify } from '../identity.js';
 import { readJsonLines } from '../input.js';

@@ -1,4 +1,4 @@
-import { formatCents, toCents } from '../../domain/money.js';
+import { formatCents, toCents } from '../../vocabulary/money.js';
 import type { Outcome, Result } from '../outcomes.js';
 import type { ReportExtension } from '../report.js';
 

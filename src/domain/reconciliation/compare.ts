@@ -1,6 +1,6 @@
-import { formatCents, toCents } from '../money.js';
+import { formatCents, toCents } from '../../vocabulary/money.js';
 import type { ExpectedFigures } from './expected.js';
-import { transactionOrigins } from './origins.js';
+import { transactionOrigins } from '../../vocabulary/transaction-origins.js';
 
 /**
  * Expected figures against what the service answered, field by field. Field names follow the answer's shape

@@ -7,7 +7,7 @@ import { hash } from 'node:crypto';
  * For each transaction, the SHA-256 of the UTF-8 text `<ledger_code>\t<transaction_id>\t<signed cents>`,
  * read as a 256-bit big-endian unsigned integer; the digest is the sum of those integers modulo 2^256,
  * written as 64 lowercase hex digits. A ledger without transactions has 64 zeros.
- * Signed cents: an integer (no decimal point, "-" for negatives), the balance convention of `money.ts`.
+ * Signed cents: an integer (no decimal point, "-" for negatives), the balance convention of `vocabulary/money.ts`.
  */
 
 const MODULUS = 1n << 256n;

@@ -1,6 +1,6 @@
 import { dayAfter } from '../dates.js';
 import { documentLocation } from '../document-location.js';
-import { toCents, type TransactionType } from '../money.js';
+import { toCents, type TransactionType } from '../../vocabulary/money.js';
 import { DigestAccumulator } from './digest.js';
 import type {
   AccountFacts,
@@ -11,7 +11,12 @@ import type {
   TransactionsImportFacts,
 } from './inputs.js';
 import { noteDedupKey, redatingNoteKey } from './note-keys.js';
-import { BALANCE_ORIGINS, zeroOriginCounts, type OriginCounts, type TransactionOrigin } from './origins.js';
+import {
+  BALANCE_ORIGINS,
+  zeroOriginCounts,
+  type OriginCounts,
+  type TransactionOrigin,
+} from '../../vocabulary/transaction-origins.js';
 
 /**
  * What an account should hold, worked out on the legacy side from the data that was sent: the account payload,
@@ -40,8 +45,6 @@ const SIGN: Readonly<Record<TransactionType, 1n | -1n>> = {
   REPAYMENT: -1n,
   SUPPLY_CHARGE: -1n,
 };
-
-export type { OriginCounts } from './origins.js';
 
 /** One ledger's expected figures. */
 export type ExpectedLedger = {

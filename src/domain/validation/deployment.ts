@@ -1,7 +1,12 @@
 import type { Config } from '../../config.js';
-import { enabledVendors } from '../../vendors/names.js';
+import { enabledVendors } from '../../vocabulary/payment-vendors.js';
 import { DEFAULT_REGION } from '../region/index.js';
-import { buildCatalogue, knownCatalogueExtra, type Catalogue, type CatalogueName } from './catalogue.js';
+import {
+  buildCatalogue,
+  knownCatalogueExtra,
+  type Catalogue,
+  type CatalogueName,
+} from '../../vocabulary/catalogue.js';
 import type { ValidationContext } from './index.js';
 
 /** CATALOGUE_EXTRA restricted to the catalogue's names: what a deployment adds to the defaults. */

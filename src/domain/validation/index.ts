@@ -18,7 +18,7 @@ import {
   type TransactionsImport,
 } from '../../schemas/post-import.js';
 import { getRegionProfile } from '../region/index.js';
-import type { Catalogue } from './catalogue.js';
+import type { Catalogue } from '../../vocabulary/catalogue.js';
 import { Findings, sortErrors, type FieldError } from './field-error.js';
 import { checkAccount } from './rules/account.js';
 import type { RuleEnv } from './rules/env.js';
@@ -33,14 +33,6 @@ import { parsedWhole, salvage, type Loose } from './salvage.js';
 import { issuesToFieldErrors } from './zod-issues.js';
 
 export type { FieldError } from './field-error.js';
-export type { Catalogue, CatalogueName } from './catalogue.js';
-export {
-  buildCatalogue,
-  catalogueNames,
-  defaultCatalogue,
-  defaultCatalogueValues,
-  knownCatalogueExtra,
-} from './catalogue.js';
 export { ruleCatalogue, type RuleCode } from './rule-catalogue.js';
 
 export type ValidationContext = { region: string; catalogue: Catalogue; today: string /* YYYY-MM-DD */ };

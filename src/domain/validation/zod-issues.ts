@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { attrOf, type FieldError, type PathSegment } from './field-error.js';
-import { allowedValuesHint } from './catalogue.js';
+import { allowedValuesHint } from '../../vocabulary/catalogue.js';
 import { ruleCodes, type RuleCode } from './rule-catalogue.js';
 
 type Issue = z.core.$ZodIssue;

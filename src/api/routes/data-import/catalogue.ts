@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { catalogueNames } from '../../../domain/validation/catalogue.js';
+import { catalogueNames } from '../../../vocabulary/catalogue.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
 import { validationContext } from '../../validation.js';
 

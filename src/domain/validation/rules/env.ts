@@ -1,5 +1,5 @@
 import type { RegionProfile } from '../../region/index.js';
-import { allowedValuesHint, type Catalogue, type CatalogueName } from '../catalogue.js';
+import { allowedValuesHint, type Catalogue, type CatalogueName } from '../../../vocabulary/catalogue.js';
 import { child, type Findings } from '../field-error.js';
 import type { RuleCode } from '../rule-catalogue.js';
 

@@ -1,5 +1,5 @@
 import type { Agreement, SupplyAddressEntry, SupplyPoint } from '../../../schemas/supply.js';
-import { matchesToTheCent } from '../../money.js';
+import { matchesToTheCent } from '../../../vocabulary/money.js';
 import { isIsoCountryCode } from '../../region/countries.js';
 import { child } from '../field-error.js';
 import type { Loose } from '../salvage.js';

@@ -1,6 +1,6 @@
 import type { Ledger } from '../../../schemas/account.js';
 import type { Transaction } from '../../../schemas/transaction.js';
-import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../money.js';
+import { formatCents, matchesToTheCent, signedTotal, toCents } from '../../../vocabulary/money.js';
 import { child } from '../field-error.js';
 import type { Loose } from '../salvage.js';
 import { checkChoice, checkOrder, checkUnique, eachParsed, quote, type RuleEnv } from './env.js';
