@@ -139,7 +139,11 @@ describe('post-import onto an account created by stage + create + worker', () =>
       type: 'DIRECT_DEBIT',
     });
     expect(instruction.statusCode).toBe(201);
-    expect(instruction.json()).toEqual({ kraken_account_number: number, reference: 'sim_ok_e2e' });
+    expect(instruction.json()).toEqual({
+      kraken_account_number: number,
+      reference: 'sim_ok_e2e',
+      status: 'PAYMENT_INSTRUCTION_CREATED',
+    });
     const stored = (await journal.history(account._id))!.transactions.map((tx) => tx.transactionId);
     expect(stored.filter((id) => ['E2E-T1', 'E2E-T2', 'E2E-BD-T1'].includes(id))).toHaveLength(3);
   });
