@@ -1,5 +1,6 @@
 import { Operations } from '../../src/admin/operations.js';
-import { progressCountersOf, type ProgressEntry } from '../../src/storage/progress-counters.js';
+import { progressCountersOf } from '../../src/storage/progress-counters.js';
+import type { ProgressEntry } from '../../src/storage/progress-entry.js';
 import { creationEnv, SUPPLIER } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 

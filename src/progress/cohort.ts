@@ -1,7 +1,8 @@
 import { processStatuses, type ProcessStatus } from '../domain/import-process/state.js';
 import type { Models } from '../models/index.js';
 import { formatUtcDatetime } from '../schemas/primitives.js';
-import type { ProgressCounters, ProgressEntry, ProgressSnapshot } from '../storage/progress-counters.js';
+import type { ProgressCounters, ProgressSnapshot } from '../storage/progress-counters.js';
+import type { ProgressEntry } from '../storage/progress-entry.js';
 import { repairPending } from './rebuild.js';
 
 /**

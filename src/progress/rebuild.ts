@@ -3,7 +3,8 @@ import { processKey } from '../models/account-import-process.js';
 import type { Models } from '../models/index.js';
 import { storageFor } from '../storage/index.js';
 import { emptyState, foldEvent, type ProcessState } from '../domain/import-process/state.js';
-import { entryOf, type ProgressCounters, type ProgressEntry } from '../storage/progress-counters.js';
+import type { ProgressCounters } from '../storage/progress-counters.js';
+import { entryOf, type ProgressEntry } from '../storage/progress-entry.js';
 import { toEvent } from '../storage/process-event-records.js';
 
 /**

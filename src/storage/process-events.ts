@@ -15,7 +15,8 @@ import {
 import { modelsFor, type Models } from '../models/index.js';
 import { postImportEventId, processEventId } from '../models/import-event.js';
 import { batchedInsert, completeDocument } from './insert-batcher.js';
-import { entryOf, type PendingChange, type ProgressCounters } from './progress-counters.js';
+import type { ProgressCounters } from './progress-counters.js';
+import { entryOf, type PendingChange } from './progress-entry.js';
 import { retryTransient } from './transient.js';
 import { webhookStore } from './webhooks.js';
 import {

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../infra/redis.js';
 import { redisKeys } from '../infra/redis-keys.js';
-import { processStatuses, type ProcessState } from '../domain/import-process/state.js';
+import { processStatuses } from '../domain/import-process/state.js';
+import type { PendingChange, ProgressEntry } from './progress-entry.js';
+import { CounterFailures } from './progress-failures.js';
 import { withCommands, type Commands } from './progress-scripts.js';
 
 /**
@@ -32,61 +34,8 @@ import { withCommands, type Commands } from './progress-scripts.js';
  * (the events, retries and post-import requests it has seen).
  */
 
-export type ProgressEntry = {
-  /** Position of the newest event counted (-1: none, e.g. skipped before anything was staged). */
-  q: number;
-  /** v2 status, '' when none (only for a skipped process). */
-  s: string;
-  /** latest_error.code when ERRORED or DRY_RUN_ERRORED, else ''. */
-  c: string;
-  /** The paths of that failure, each once. */
-  a: string[];
-  /** Time of the last change, epoch ms. */
-  t: number;
-  /** Kraken account number when PROCESSED, else ''. */
-  k: string;
-  /** latest_error as JSON text, '' when none. */
-  e: string;
-  /** 1: marked skipped by an operator (counted apart). */
-  x: number;
-};
-
-export type PendingChange =
-  | { kind: 'event'; ext: string; seq: number; writer: string }
-  | { kind: 'post'; id: string; resource: string; count: number; writer: string };
-
 /** Per-minute figures are kept this long (the page's chart shows the last hour). */
 export const MINUTE_TTL_SECONDS = 2 * 60 * 60;
-
-/** A failed update is logged at most once in this long (the others of the burst are counted). */
-const FAILURE_LOG_EVERY_MS = 30_000;
-/** How often a process tries to mark the suppliers it could not count as stale, once Redis answers again. */
-const STALE_RETRY_MS = 1_000;
-
-/** What the counts hold of a process whose history's head is `state` (null: nothing to count). */
-export function entryOf(
-  state: ProcessState,
-  fallback: { krakenAccountNumber?: string | null; staged?: boolean; at?: Date } = {},
-): ProgressEntry | null {
-  const status =
-    state.status ?? (fallback.krakenAccountNumber ? 'PROCESSED' : fallback.staged ? 'PENDING' : null);
-  if (!status) return null;
-  const failed = status === 'ERRORED' || status === 'DRY_RUN_ERRORED';
-  const errors = failed ? (state.latestEvent?.data.errors as { attr?: unknown }[] | undefined) : undefined;
-  const paths = [
-    ...new Set((errors ?? []).map((e) => e.attr).filter((a): a is string => typeof a === 'string')),
-  ];
-  return {
-    q: state.seq,
-    s: status,
-    c: failed ? (state.latestError?.code ?? 'unknown') : '',
-    a: paths,
-    t: (state.latestEvent?.occurredAt ?? fallback.at ?? new Date(0)).getTime(),
-    k: status === 'PROCESSED' ? (state.krakenAccountNumber ?? fallback.krakenAccountNumber ?? '') : '',
-    e: state.latestError ? JSON.stringify(state.latestError) : '',
-    x: 0,
-  };
-}
 
 const flatToRecord = (flat: readonly string[] | undefined): Record<string, number> => {
   const out: Record<string, number> = {};
@@ -105,21 +54,19 @@ export type RebuildStart = { run: false } | { run: true; epoch: string } | { run
 
 export class ProgressCounters {
   private readonly redis: RedisClient & Commands;
-  /** Counter updates this process could not make (its share of `progress_counter_failures_total`). */
-  failures = 0;
-  private lastLoggedAt = 0;
-  private unlogged = 0;
-  /** Suppliers with a change this process could not count: marked stale once Redis answers. */
-  private readonly dirty = new Set<string>();
-  private staleTimer: NodeJS.Timeout | null = null;
-  private reportedFailures = 0;
+  /** The updates this process could not make (its share of `progress_counter_failures_total`). */
+  readonly failures: CounterFailures;
 
   constructor(
     redis: RedisClient,
     private readonly prefix: string,
-    private readonly log: Pick<Logger, 'warn'> | null = null,
+    log: Pick<Logger, 'warn'> | null = null,
   ) {
     this.redis = withCommands(redis);
+    this.failures = new CounterFailures(log, {
+      markStale: (supplier) => this.redis.progressStale(this.meta(supplier), this.base(supplier)),
+      addToFleet: (n) => this.redis.incrby(redisKeys(this.prefix).progressFailures(), n),
+    });
   }
 
   /** The key prefix of one supplier (one hash tag). */
@@ -131,67 +78,6 @@ export class ProgressCounters {
     return `${this.base(supplier)}:meta`;
   }
 
-  /**
-   * Runs a counter update; a failure is counted, logged once per burst, and marks the supplier to be rebuilt
-   * (never thrown: the change it counts is written all the same, and the rebuild makes the counts good).
-   */
-  private async guard<T>(supplier: string, what: string, update: () => Promise<T>): Promise<T | null> {
-    try {
-      return await update();
-    } catch (err) {
-      this.failed(supplier, what, err as Error);
-      return null;
-    }
-  }
-
-  private failed(supplier: string, what: string, err: Error): void {
-    this.failures++;
-    this.dirty.add(supplier);
-    const now = Date.now();
-    if (now - this.lastLoggedAt >= FAILURE_LOG_EVERY_MS) {
-      this.log?.warn(
-        { supplier, update: what, err: err.message, failed_since_last_log: this.unlogged },
-        'progress counter update failed: the supplier’s counts will be rebuilt from the database',
-      );
-      this.lastLoggedAt = now;
-      this.unlogged = 0;
-    } else this.unlogged++;
-    if (!this.staleTimer) {
-      this.staleTimer = setInterval(() => void this.markDirtyStale(), STALE_RETRY_MS);
-      this.staleTimer.unref();
-    }
-  }
-
-  /** Marks the suppliers this process could not count as stale, and adds its failures to the fleet's tally. */
-  private async markDirtyStale(): Promise<void> {
-    for (const supplier of [...this.dirty]) {
-      try {
-        await this.redis.progressStale(this.meta(supplier), this.base(supplier));
-        this.dirty.delete(supplier);
-      } catch {
-        return;
-      }
-    }
-    const reported = this.failures - this.reportedFailures;
-    if (reported > 0) {
-      try {
-        await this.redis.incrby(redisKeys(this.prefix).progressFailures(), reported);
-        this.reportedFailures += reported;
-      } catch {
-        return;
-      }
-    }
-    if (this.dirty.size === 0 && this.staleTimer) {
-      clearInterval(this.staleTimer);
-      this.staleTimer = null;
-    }
-  }
-
-  /** This process's failed updates not yet added to the fleet's counter. */
-  unreportedFailures(): number {
-    return this.failures - this.reportedFailures;
-  }
-
   /** Counter updates that failed anywhere in the fleet (as reported once Redis answered again). */
   async fleetFailures(): Promise<number> {
     return Number((await this.redis.get(redisKeys(this.prefix).progressFailures())) ?? 0);
@@ -200,7 +86,7 @@ export class ProgressCounters {
   /** Notes a change about to be written; returns the member to pass to `apply` (null: not noted). */
   async intend(supplier: string, change: PendingChange): Promise<string | null> {
     const member = JSON.stringify(change);
-    const added = await this.guard(supplier, 'intend', () =>
+    const added = await this.failures.guard(supplier, 'intend', () =>
       this.redis.zadd(`${this.base(supplier)}:pending`, Date.now(), member),
     );
     return added === null ? null : member;
@@ -208,7 +94,9 @@ export class ProgressCounters {
 
   /** Drops a noted change that was not written (its writer lost the race for the position). */
   async forget(supplier: string, member: string): Promise<void> {
-    await this.guard(supplier, 'forget', () => this.redis.zrem(`${this.base(supplier)}:pending`, member));
+    await this.failures.guard(supplier, 'forget', () =>
+      this.redis.zrem(`${this.base(supplier)}:pending`, member),
+    );
   }
 
   /** Applies a process's state (idempotent: only a newer position than the one held changes anything). */
@@ -218,7 +106,7 @@ export class ProgressCounters {
     entry: ProgressEntry,
     pending?: string | null,
   ): Promise<boolean> {
-    const applied = await this.guard(supplier, 'apply', () =>
+    const applied = await this.failures.guard(supplier, 'apply', () =>
       this.redis.progressApply(
         this.meta(supplier),
         this.base(supplier),
@@ -233,14 +121,14 @@ export class ProgressCounters {
   }
 
   async skip(supplier: string, ext: string, at: Date): Promise<void> {
-    await this.guard(supplier, 'skip', () =>
+    await this.failures.guard(supplier, 'skip', () =>
       this.redis.progressSkip(this.meta(supplier), this.base(supplier), ext, at.getTime()),
     );
   }
 
   /** Counts a post-import event once: by whoever removes its pending member (see the POST script). */
   async post(supplier: string, id: string, resource: string, count: number, pending: string): Promise<void> {
-    await this.guard(supplier, 'post', () =>
+    await this.failures.guard(supplier, 'post', () =>
       this.redis.progressPost(this.meta(supplier), this.base(supplier), id, resource, count, pending),
     );
   }

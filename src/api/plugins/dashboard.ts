@@ -67,6 +67,7 @@ export default fp(
           const counts = await app.queues
             .queue(name)
             .getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')
+            // silent-ok: a scrape while Redis is down shows no queue counts (the readiness probe says why)
             .catch(() => null);
           for (const [state, n] of Object.entries(counts ?? {})) this.set({ queue: name, state }, n);
         }
@@ -80,6 +81,7 @@ export default fp(
       labelNames: ['type', 'outcome'],
       registers: [registry],
       async collect() {
+        // silent-ok: a scrape while Redis is down shows no delivery counts (the readiness probe says why)
         const rows = await webhooks.counters().catch(() => null);
         if (!rows) return;
         this.reset();
@@ -91,6 +93,7 @@ export default fp(
       help: 'Age of the oldest event with a webhook delivery neither delivered nor failed yet (0: none)',
       registers: [registry],
       async collect() {
+        // silent-ok: a scrape while Redis is down leaves the age as it was (the readiness probe says why)
         const age = await webhooks.oldestUndeliveredAgeSeconds().catch(() => null);
         if (age !== null) this.set(age);
       },
@@ -104,9 +107,10 @@ export default fp(
       registers: [registry],
       async collect() {
         if (!counters) return;
+        // silent-ok: while Redis is down the fleet's tally cannot be read; this pod's own failures still show
         const fleet = await counters.fleetFailures().catch(() => 0);
         this.reset();
-        this.inc(fleet + counters.unreportedFailures());
+        this.inc(fleet + counters.failures.unreported());
       },
     });
     const duration = new Histogram({
