@@ -147,6 +147,7 @@ export default fp(
         for (const cancel of pending) cancel();
         // Bounded: after a Redis restart a QueueEvents' close can wait forever on its old blocking connection.
         await Promise.all(
+          // silent-ok: shutting down; a close that fails or hangs leaves nothing to keep
           [...events.values()].map((e) => withTimeout(e.close(), 2_000).catch(() => undefined)),
         );
         for (const connection of eventConnections) connection.disconnect();

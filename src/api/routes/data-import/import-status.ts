@@ -36,6 +36,7 @@ export default async function importStatusRoutes(fastify: FastifyInstance): Prom
   /** Queued or running: the account holds a creation slot, or its latest create job has not finished. */
   async function creationRunning(member: string, jobId: string | null | undefined): Promise<boolean> {
     // Reads keep working while Redis is down; the status then falls back to what the database knows.
+    // silent-ok: Redis down is reported by /readyz; the answer falls back to the database's view
     if (await slots.isHeld(member).catch(() => false)) return true;
     if (!jobId) return false;
     const state = await app.queues

@@ -57,6 +57,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
       await creationQueue().remove(taskJobId(processId, taskId));
     },
     // The slot member is the process key. Unknown while Redis is down: the schedule's own enqueue then fails.
+    // silent-ok: Redis down is reported by /readyz, and the enqueue that follows fails with 503
     creating: (processId) => slots.isHeld(processId).catch(() => false),
   };
 
