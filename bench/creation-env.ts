@@ -1,10 +1,10 @@
 import { Agent, request } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { Operations } from '../src/admin/operations.js';
-import { createApiServer } from '../src/api/instance.js';
+import { Operations } from '../src/use-cases/admin/operations.js';
+import { createApiServer } from '../src/api/http/instance.js';
 import type { Config } from '../src/config.js';
-import { openDatabase } from '../src/infra/mongo.js';
+import { openDatabase } from '../src/storage/database.js';
 import { startWorkers } from '../src/workers/runtime.js';
 import { graphqlToken } from '../test/support/app.js';
 import { validAccountPayload } from '../test/domain/fixtures.js';
@@ -33,9 +33,12 @@ export async function creationEnv(
   options: { workers?: boolean; payload?: PayloadKind; months?: number } = {},
 ) {
   const template = accountTemplate(options.payload ?? 'realistic', options.months);
-  const app: FastifyInstance = await createApiServer(config);
+  // The bench keeps the database the app's storage is built on, to look at what was written (as tests do).
+  const db = await openDatabase(config);
+  const app: FastifyInstance = await createApiServer(config, { database: db });
+  app.decorate('db', db);
   await app.ready();
-  const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
+  const ops = new Operations(app.storage, config.API_KEY_HASH_SECRET);
   /** An organisation with a supplier of its own: the headers its API calls carry. */
   const addTenant = async (org: string, supplier: string) => {
     const created = await ops.createOrganisation(org);

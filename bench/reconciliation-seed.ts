@@ -1,13 +1,12 @@
-import { accountIdFor } from '../src/creation/create-account.js';
-import { buildJournalOpening, buildNotes } from '../src/creation/records.js';
+import { accountIdFor } from '../src/storage/records/created-accounts.js';
+import { buildJournalOpening, buildNotes } from '../src/use-cases/creation/records.js';
 import { dayAfter } from '../src/domain/dates.js';
 import { validateAccount, validateTransactionsImport } from '../src/domain/validation/index.js';
 import { defaultCatalogue } from '../src/vocabulary/catalogue.js';
-import { processKey } from '../src/models/account-import-process.js';
-import { AccountLocks } from '../src/post-import/account-lock.js';
-import { importTransactions } from '../src/post-import/transactions.js';
-import { storageFor } from '../src/storage/index.js';
-import { insertNotes } from '../src/storage/notes.js';
+import { processKey } from '../src/storage/processes/process-key.js';
+import { AccountLocks } from '../src/use-cases/post-import/account-lock.js';
+import { importTransactions } from '../src/use-cases/post-import/transactions.js';
+import { insertNotes } from '../src/storage/records/notes.js';
 import { SUPPLIER, type creationEnv } from './creation-env.js';
 
 /**
@@ -24,7 +23,7 @@ type Env = Awaited<ReturnType<typeof creationEnv>>;
 /** What every seeded account shares: the validated template, the imported transactions, the stores. */
 export async function seedContext(e: Env) {
   const { models } = e.app.db;
-  const journal = storageFor(models).journal;
+  const journal = e.app.storage.journal;
   const locks = new AccountLocks(e.app.redis, e.app.config.QUEUE_PREFIX);
   const supplier = (await models.ImportSupplier.findOne({ code: SUPPLIER }).lean())!;
   const ctx = { region: 'ES', catalogue: defaultCatalogue, today: new Date().toISOString().slice(0, 10) };
@@ -62,6 +61,7 @@ export async function seedContext(e: Env) {
   if (!checked.ok) throw new Error(`transactions: ${JSON.stringify(checked.errors).slice(0, 300)}`);
   return {
     models,
+    storage: e.app.storage,
     journal,
     locks,
     supplier,
@@ -93,8 +93,7 @@ export async function seedAccount(seed: SeedContext, i: number, ext: string, now
     accountCreatedAt: now,
   });
   const outcome = await importTransactions(
-    seed.models,
-    seed.journal,
+    seed.storage,
     seed.locks,
     {
       accountId,

@@ -2,8 +2,8 @@ import { createServer, Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../src/config.js';
-import type { Models } from '../src/models/index.js';
-import { WebhookOperations } from '../src/admin/webhooks.js';
+import type { Storage } from '../src/storage/index.js';
+import { WebhookOperations } from '../src/use-cases/admin/webhooks.js';
 import { freePort, waitForPort } from '../test/support/processes.js';
 import { childEnv, startProcess } from '../test/creation/processes.js';
 
@@ -58,9 +58,9 @@ export async function startReceiver() {
      * time it is active from (its events are those from `active_from` on, WEBHOOK_ACTIVATION_DELAY_MS after it
      * was added): see `untilActive`.
      */
-    async subscribe(models: Models, config: Config, org: string): Promise<number> {
+    async subscribe(storage: Pick<Storage, 'webhooks'>, config: Config, org: string): Promise<number> {
       const path = `/hooks/${counts.endpoints++}`;
-      const endpoint = await new WebhookOperations(models, config).add(org, `${url}${path}`, [
+      const endpoint = await new WebhookOperations(storage, config).add(org, `${url}${path}`, [
         'data_import.import_process.complete-v1',
       ]);
       verifiers.set(path, new Webhook(endpoint.secret));

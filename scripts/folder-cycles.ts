@@ -1,5 +1,6 @@
 // Fails when the top-level parts of src/ import each other in a loop: `npx tsx scripts/folder-cycles.ts`
-// (`npm run circular:folders`). A part is each src/<folder>/ and each top-level src/<file>.ts; part A depends
+// (`npm run circular:folders`). A part is each src/<folder>/ (each src/use-cases/<folder>/ and src/cli/<folder>/)
+// and each top-level src/<file>.ts; part A depends
 // on part B when any file of A imports (type-only imports too) any file of B. dpdm finds loops of files; this
 // finds loops of parts, which dpdm cannot see when the files themselves form none.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,11 +11,16 @@ import ts from 'typescript';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 
+/** Folders of src/ whose sub-folders are the parts. */
+const grouping = new Set(['use-cases', 'cli']);
+
 /** The part of src/ that a path inside it belongs to, or undefined for a path outside src/. */
 function partOf(path: string): string | undefined {
   const rel = relative(src, path);
   if (rel.startsWith('..') || rel === '') return undefined;
   const [head, ...rest] = rel.split(sep);
+  // The folders that only group parts (the use cases, the programs of cli/): each of their folders is a part.
+  if (grouping.has(head!) && rest.length > 1) return `${head}/${rest[0]}/`;
   return rest.length > 0 ? `${head}/` : head;
 }
 

@@ -252,7 +252,7 @@ up() {
   port="$(ferret_port web-1)"
   wait_for "FerretDB of web-1" "$DIR/logs/ferretdb-web-1.log" "$(cat "$DIR/pids/ferretdb-web-1.pid")" 60 port_open 127.0.0.1 "$port"
   log "creating the schema (import-admin db init)"
-  MONGO_URL="mongodb://127.0.0.1:$port/$MONGO_DB" node dist/cli/index.js db init >"$DIR/logs/db-init.log" ||
+  MONGO_URL="mongodb://127.0.0.1:$port/$MONGO_DB" node dist/cli/admin/main.js db init >"$DIR/logs/db-init.log" ||
     fail "import-admin db init failed (see $DIR/logs/db-init.log)"
   for pod in web-2 worker-1 worker-2; do start_ferretdb "$pod"; done
   for pod in web-2 worker-1 worker-2; do
@@ -300,7 +300,7 @@ up() {
     echo "IMPORT_BASE_URL=http://127.0.0.1:$LB_PORT"
   } >"$DIR/admin.env"
   local demo
-  demo="$(MONGO_URL="mongodb://127.0.0.1:$(ferret_port web-1)/$MONGO_DB" node dist/cli/index.js demo --base-url "http://127.0.0.1:$LB_PORT")"
+  demo="$(MONGO_URL="mongodb://127.0.0.1:$(ferret_port web-1)/$MONGO_DB" node dist/cli/admin/main.js demo --base-url "http://127.0.0.1:$LB_PORT")"
   node -e '
 const [d, lb, dir, took, pg, redis] = [JSON.parse(process.argv[1]), ...process.argv.slice(2)];
 const ports = JSON.parse(process.argv[7]);

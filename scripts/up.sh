@@ -76,7 +76,7 @@ for _ in $(seq 1 150); do
 done
 curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { echo "[up] the API did not become ready; see .data/logs/web.log" >&2; exit 1; }
 
-demo="$(node dist/cli/index.js demo --base-url "http://127.0.0.1:$PORT")"
+demo="$(node dist/cli/admin/main.js demo --base-url "http://127.0.0.1:$PORT")"
 node -e '
 const d = JSON.parse(process.argv[1]); const port = process.argv[2];
 console.log(`

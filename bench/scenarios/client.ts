@@ -10,7 +10,7 @@ import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { accountTemplate, creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { round, type Scenario } from '../support.js';
-import { Operations } from '../../src/admin/operations.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
 
 const ACCOUNTS = Number(process.env.BENCH_CLIENT_ACCOUNTS ?? 2_000);
 const CONCURRENCY = Number(process.env.BENCH_CLIENT_CONCURRENCY ?? 50);
@@ -34,7 +34,7 @@ const scenario: Scenario = {
   async run(env) {
     const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: '50' });
     const e = await creationEnv(config, { workers: false, payload: 'realistic' });
-    const key = (await new Operations(e.app.db.models, config.API_KEY_HASH_SECRET).createApiKey('Bench Org'))
+    const key = (await new Operations(e.app.storage, config.API_KEY_HASH_SECRET).createApiKey('Bench Org'))
       .api_key;
     const port = await freePort();
     const base = childEnv(config);
@@ -133,11 +133,24 @@ async function bareLoop(baseUrl: string, headers: Record<string, string>, templa
   return ACCOUNTS / ((performance.now() - started) / 1000);
 }
 
-/** The same work through `import-client migrate`: its own accounts/s (summary) and including its start-up. */
-async function clientRun(baseUrl: string, apiKey: string, template: object, tag: string, dir: string) {
+/**
+ * The same work through `import-client migrate` (`options`: its concurrency options, by default this scenario's
+ * fixed `CONCURRENCY`): its own accounts/s (summary) and including its start-up, the share of its requests the
+ * service refused, and what its concurrency did.
+ */
+export async function clientRun(
+  baseUrl: string,
+  apiKey: string,
+  template: object,
+  tag: string,
+  dir: string,
+  options: { accounts?: number; args?: string[] } = {},
+) {
+  const accounts = options.accounts ?? ACCOUNTS;
+  const args = options.args ?? ['--concurrency', String(CONCURRENCY), '--no-adaptive'];
   const file = join(dir, `${tag}.jsonl`);
   const out = createWriteStream(file);
-  for (let i = 0; i < ACCOUNTS; i++)
+  for (let i = 0; i < accounts; i++)
     out.write(
       JSON.stringify({ ...template, import_supplier: SUPPLIER, external_account_number: `${tag}-${i}` }) +
         '\n',
@@ -151,13 +164,12 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
       [
         '--import',
         'tsx',
-        'src/client/cli.ts',
+        'src/cli/client/cli.ts',
         'migrate',
         file,
         '--team',
         TEAM,
-        '--concurrency',
-        String(CONCURRENCY),
+        ...args,
         '--quiet',
         '--report',
         report,
@@ -177,18 +189,20 @@ async function clientRun(baseUrl: string, apiKey: string, template: object, tag:
     );
     proc.on('exit', resolvePromise);
   });
-  const wall = ACCOUNTS / ((performance.now() - started) / 1000);
+  const wall = accounts / ((performance.now() - started) / 1000);
   if (code !== 0) throw new Error(`import-client exited ${code}`);
   const summary = JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8')) as {
     accounts_per_s: number;
     server_throttled: number;
     cpu_seconds: number;
+    concurrency: Record<string, number | string>;
   };
   return {
     rate: summary.accounts_per_s,
     wall,
     throttled: summary.server_throttled,
-    cpuMsPerAccount: (summary.cpu_seconds * 1000) / ACCOUNTS,
+    cpuMsPerAccount: (summary.cpu_seconds * 1000) / accounts,
+    concurrency: summary.concurrency,
   };
 }
 
@@ -211,7 +225,7 @@ async function memoryRun(dir: string, count: number) {
       [
         '--import',
         'tsx',
-        'src/client/cli.ts',
+        'src/cli/client/cli.ts',
         'validate',
         file,
         '--offline',

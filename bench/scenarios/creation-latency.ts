@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import type { Config } from '../../src/config.js';
-import { createAccount } from '../../src/creation/create-account.js';
+import { createAccount } from '../../src/use-cases/creation/from-process.js';
 import { producerConnection, workerConnection } from '../../src/infra/redis.js';
 import { waitForFinish } from '../../src/infra/wait-for-finish.js';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { jobId, retention } from '../../src/jobs/catalog.js';
 import { until } from '../../test/creation/support.js';
 import { creationEnv, PAYLOAD_KINDS, pool, SUPPLIER, TEAM, type PayloadKind } from '../creation-env.js';
@@ -95,7 +95,7 @@ async function runKind(env: BenchEnv, kind: PayloadKind): Promise<Record<string,
       const inProcess = async (ext: string, into?: number[]) => {
         const t0 = performance.now();
         const out = await createAccount(
-          { db: e.app.db, config, clock: () => new Date() },
+          { storage: e.app.storage, config, clock: () => new Date() },
           {
             processId: processKey(SUPPLIER, ext),
             operationsTeamId: teamId,

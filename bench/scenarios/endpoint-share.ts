@@ -1,4 +1,3 @@
-import { progressCountersOf } from '../../src/storage/progress-counters.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { startReceiver, startServiceProcesses, untilActive } from '../scheduled-env.js';
 import { cpuMeter, latencySummary, round, type Scenario } from '../support.js';
@@ -48,14 +47,14 @@ const scenario: Scenario = {
       quiet: { headers: quietHeaders, supplier: QUIET_SUPPLIER },
     };
     const receiver = await startReceiver();
-    if (!CONTROL) await untilActive([await receiver.subscribe(e.app.db.models, config, 'Bench Org')]);
+    if (!CONTROL) await untilActive([await receiver.subscribe(e.app.storage, config, 'Bench Org')]);
     const service = await startServiceProcesses(config, CLIENT_CONCURRENCY).catch(async (err: unknown) => {
       await receiver.close();
       await e.close();
       throw err;
     });
     try {
-      const counters = progressCountersOf(e.app.db.models)!;
+      const counters = e.app.storage.progress!;
       const done = { subscribed: 0, quiet: 0 };
       /** Schedules `externals` for the tenant, then waits for their PROCESSED counts and (subscribed) webhooks. */
       const runBatch = async (side: keyof typeof tenants, externals: string[]) => {

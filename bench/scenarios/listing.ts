@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Types } from 'mongoose';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { creationEnv, SUPPLIER } from '../creation-env.js';
 import { round, type Scenario } from '../support.js';
 

@@ -1,6 +1,5 @@
-import { Operations } from '../../src/admin/operations.js';
-import { progressCountersOf } from '../../src/storage/progress-counters.js';
-import type { ProgressEntry } from '../../src/storage/progress-entry.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
+import type { ProgressEntry } from '../../src/storage/progress/progress-entry.js';
 import { creationEnv, SUPPLIER } from '../creation-env.js';
 import { latencySummary, round, type Scenario } from '../support.js';
 
@@ -53,9 +52,9 @@ const scenario: Scenario = {
     const config = env.config();
     const e = await creationEnv(config, { workers: false, payload: 'minimal' });
     try {
-      const ops = new Operations(e.app.db.models, config.API_KEY_HASH_SECRET);
+      const ops = new Operations(e.app.storage, config.API_KEY_HASH_SECRET);
       await ops.createSupplier(LARGE_SUPPLIER, 'Bench Org', { documentRoot: 'bench-large' });
-      const counters = progressCountersOf(e.app.db.models)!;
+      const counters = e.app.storage.progress!;
       const now = Date.now();
       const populate = async (supplier: string, count: number) => {
         const t0 = performance.now();

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Operations } from '../../src/admin/operations.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { creationEnv, pool, SUPPLIER } from '../creation-env.js';
@@ -36,9 +36,8 @@ const scenario: Scenario = {
       const { cohort, transactions } = await seed(e, dir);
       const seedSeconds = round((performance.now() - seedStart) / 1000, 1);
 
-      const key = (
-        await new Operations(e.app.db.models, config.API_KEY_HASH_SECRET).createApiKey('Bench Org')
-      ).api_key;
+      const key = (await new Operations(e.app.storage, config.API_KEY_HASH_SECRET).createApiKey('Bench Org'))
+        .api_key;
       const port = await freePort();
       web = startProcess('web', { ...childEnv(config), PORT: String(port), HOST: '127.0.0.1' });
       await waitForPort(port);
@@ -46,13 +45,14 @@ const scenario: Scenario = {
       const webCpu = processCpuSeconds(web.proc.pid);
       const dbCpu = processCpuSeconds(env.dbPid);
       const started = performance.now();
+      const rss = { peakMb: 0 };
       const code = await new Promise<number | null>((resolvePromise) => {
         const proc = spawn(
           process.execPath,
           [
             '--import',
             'tsx',
-            'src/client/cli.ts',
+            'src/cli/client/cli.ts',
             'reconcile',
             cohort,
             '--transactions',
@@ -72,7 +72,11 @@ const scenario: Scenario = {
             stdio: ['ignore', 'ignore', 'inherit'],
           },
         );
-        proc.on('exit', resolvePromise);
+        const stopSampling = sampleRss(proc.pid!, rss);
+        proc.on('exit', (c) => {
+          stopSampling();
+          resolvePromise(c);
+        });
       });
       const seconds = (performance.now() - started) / 1000;
       const serviceCpu = (processCpuSeconds(web.proc.pid) ?? NaN) - (webCpu ?? NaN);
@@ -94,6 +98,7 @@ const scenario: Scenario = {
         ms_per_account: round(perAccount * 1000, 2),
         extrapolated_10000_s: round(perAccount * 10_000, 1),
         read_back: summary.reconciliation.read_back,
+        client_peak_rss_mb: round(rss.peakMb, 1),
         cpu_s: {
           client: summary.cpu_seconds,
           service: round(serviceCpu, 2),
@@ -108,6 +113,19 @@ const scenario: Scenario = {
   },
 };
 export default scenario;
+
+/** The peak resident memory of a process (VmHWM, read every 200 ms while it runs) into `into.peakMb`. */
+function sampleRss(pid: number, into: { peakMb: number }): () => void {
+  const timer = setInterval(() => {
+    try {
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      into.peakMb = Math.max(into.peakMb, kb / 1024);
+    } catch {
+      // silent-ok: the process has exited; its last sample stands.
+    }
+  }, 200);
+  return () => clearInterval(timer);
+}
 
 const external = (i: number) => `RC-${String(i).padStart(6, '0')}`;
 

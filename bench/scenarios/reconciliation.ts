@@ -1,9 +1,9 @@
 import { Agent, request } from 'node:http';
-import { createApiServer } from '../../src/api/instance.js';
+import { createApiServer } from '../../src/api/http/instance.js';
 import { validateNotesImport, validateStatementsImport } from '../../src/domain/validation/index.js';
-import { importNotes } from '../../src/post-import/notes.js';
-import { recordInstruction } from '../../src/post-import/payment-instructions.js';
-import { importStatements } from '../../src/post-import/statements.js';
+import { importNotes } from '../../src/use-cases/post-import/notes.js';
+import { recordInstruction } from '../../src/use-cases/post-import/payment-instructions.js';
+import { importStatements } from '../../src/use-cases/post-import/statements.js';
 import { creationEnv, pool, SUPPLIER } from '../creation-env.js';
 import { IMPORTED_TRANSACTIONS, seedAccount, seedContext } from '../reconciliation-seed.js';
 import { commandMeter, cpuMeter, latencySummary, round, type Scenario } from '../support.js';
@@ -150,7 +150,7 @@ function check(body: Results, numbers: string[], transactions: number[]) {
  */
 async function seed(e: Awaited<ReturnType<typeof creationEnv>>): Promise<number[]> {
   const context = await seedContext(e);
-  const { models, journal, locks, ctx } = context;
+  const { storage, journal, locks, ctx } = context;
   const key = { import_supplier: SUPPLIER, external_account_number: 'TEMPLATE' };
   const statements = valid(
     validateStatementsImport(
@@ -188,9 +188,9 @@ async function seed(e: Awaited<ReturnType<typeof creationEnv>>): Promise<number[
     async (i) => {
       const accountId = await seedAccount(context, i, external(i), now);
       await importStatements(journal, locks, accountId, statements, (p) => p, now);
-      await importNotes(models, journal, locks, accountId, notes, (p) => p, now);
+      await importNotes(storage, locks, accountId, notes, (p) => p, now);
       await recordInstruction(
-        models,
+        storage,
         accountId,
         { vendor: 'SIMULATED', reference: `sim_ok_${i}`, type: 'CARD' },
         {},

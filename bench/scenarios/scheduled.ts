@@ -1,4 +1,3 @@
-import { progressCountersOf } from '../../src/storage/progress-counters.js';
 import { creationEnv, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { startReceiver, startServiceProcesses, untilActive } from '../scheduled-env.js';
 import { commandMeter, cpuMeter, latencySummary, round, type Scenario } from '../support.js';
@@ -42,7 +41,7 @@ const scenario: Scenario = {
     // Subscribed before the migration starts, as a team would.
     const activeFrom: number[] = [];
     for (let i = 0; i < ENDPOINTS; i++)
-      activeFrom.push(await receiver.subscribe(e.app.db.models, config, 'Bench Org'));
+      activeFrom.push(await receiver.subscribe(e.app.storage, config, 'Bench Org'));
     await untilActive(activeFrom);
     const service = await startServiceProcesses(config, CLIENT_CONCURRENCY).catch(async (err: unknown) => {
       await receiver.close();
@@ -63,7 +62,7 @@ const scenario: Scenario = {
         });
       // Watched on the cohort's progress counts in Redis, then confirmed once in the database: polling the
       // database every 100 ms would add its own CPU to the database's figures (v1's run polls nothing).
-      const counters = progressCountersOf(e.app.db.models)!;
+      const counters = e.app.storage.progress!;
       const counted = async () => (await counters.counts(SUPPLIER)).PROCESSED ?? 0;
       const waitFor = async (n: number, what: string) => {
         const deadline = Date.now() + 30 * 60_000;

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Types } from 'mongoose';
 import type { Config } from '../../src/config.js';
-import { accountIdFor, createAccount } from '../../src/creation/create-account.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
+import { createAccount } from '../../src/use-cases/creation/from-process.js';
+import { accountIdFor } from '../../src/storage/records/created-accounts.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { creationEnv, type PayloadKind } from '../creation-env.js';
 import { cpuMeter, latencySummary, round, type BenchEnv, type Scenario } from '../support.js';
 
@@ -165,13 +165,13 @@ async function runKind(env: BenchEnv, kind: PayloadKind) {
 
 /** The first ledger's balance, as the journal's head holds it. */
 async function balanceOf(app: FastifyInstance, accountId: Types.ObjectId): Promise<number> {
-  const head = await storageFor(app.db.models).journal.head(accountId);
+  const head = await app.storage.journal.head(accountId);
   return head!.ledgers[0]!.balanceMinor;
 }
 
 /** The balance is what was expected, and equals the last statement balance plus every stored transaction that moves it. */
 async function checkBalance(app: FastifyInstance, accountId: Types.ObjectId, expected: number) {
-  const history = (await storageFor(app.db.models).journal.history(accountId))!;
+  const history = (await app.storage.journal.history(accountId))!;
   const ledger = history.head.ledgers[0]!;
   const summed = history.transactions
     .filter(
@@ -208,7 +208,7 @@ async function withApp<T>(config: Config, kind: PayloadKind, fn: (h: Harness) =>
         const staged = await e.stage(external);
         if (staged.statusCode !== 201) throw new Error(`stage: ${staged.statusCode} ${staged.body}`);
         const out = await createAccount(
-          { db: app.db, config, clock: () => new Date() },
+          { storage: app.storage, config, clock: () => new Date() },
           {
             processId: processKey(SUPPLIER, external),
             operationsTeamId: teamId,

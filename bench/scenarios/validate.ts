@@ -1,10 +1,10 @@
 import autocannon from 'autocannon';
 import type { FastifyInstance } from 'fastify';
-import { Operations } from '../../src/admin/operations.js';
-import { createApiServer } from '../../src/api/instance.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
+import { createApiServer } from '../../src/api/http/instance.js';
 import type { Config } from '../../src/config.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
-import { validateAccountText } from '../../src/validation-pool/account-text.js';
+import { validateAccountText } from '../../src/infra/validation-pool/account-text.js';
 import { largeAccountPayload, testContext } from '../../test/domain/fixtures.js';
 import { graphqlToken } from '../../test/support/app.js';
 import { round, type Scenario } from '../support.js';
@@ -54,7 +54,7 @@ async function startApi(config: Config, supplier: string) {
   const app: FastifyInstance = await createApiServer(config);
   app.post('/bench/parse-only', async () => ({ ok: true }));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
+  const ops = new Operations(app.storage, config.API_KEY_HASH_SECRET);
   const org = await ops.createOrganisation('Bench Org');
   await ops.createSupplier(supplier, 'Bench Org');
   const token = (await graphqlToken(app, { APIKey: org.api_key })).body.data!.obtainKrakenToken.token;

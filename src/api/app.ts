@@ -4,16 +4,17 @@ import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
 import type { Config } from '../config.js';
 import type { Clock } from '../auth/tokens.js';
-import { registerErrorHandling } from './error-handler.js';
-import metricsPlugin from './plugins/metrics.js';
-import dashboardPlugin from './plugins/dashboard.js';
-import queuesPlugin from './plugins/queues.js';
-import servicesPlugin from './plugins/services.js';
-import cohortsRoutes from './routes/cohorts.js';
-import healthRoutes from './routes/health.js';
-import { registerDocumentedApi } from './routes/index.js';
+import type { Database } from '../storage/database.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import metricsPlugin from './http/plugins/metrics.js';
+import dashboardPlugin from './http/plugins/dashboard.js';
+import queuesPlugin from './http/plugins/queues.js';
+import servicesPlugin from './http/plugins/services.js';
+import cohortsRoutes from './http/routes/cohorts.js';
+import healthRoutes from './http/routes/health.js';
+import { registerDocumentedApi } from './http/routes/index.js';
 
-export type AppOptions = { config: Config; clock?: Clock };
+export type AppOptions = { config: Config; clock?: Clock; database?: Database };
 
 /** The whole API as one plugin: dependencies, docs, error handling and routes. It does not listen. */
 export default fp<AppOptions>(
@@ -32,7 +33,7 @@ export default fp<AppOptions>(
       reply.header('x-request-id', request.id);
     });
 
-    await app.register(servicesPlugin, { config: opts.config, clock: opts.clock });
+    await app.register(servicesPlugin, { config: opts.config, clock: opts.clock, database: opts.database });
     await app.register(queuesPlugin);
     if (opts.config.METRICS_ENABLED) await app.register(metricsPlugin);
     await app.register(dashboardPlugin);

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from '../config.js';
 import { enabledVendors } from '../vocabulary/payment-vendors.js';
-import { createApiServer } from './instance.js';
+import { createApiServer } from './http/instance.js';
 
 /** The `web` process. */
 const config = loadConfig();

@@ -2,23 +2,19 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import mongoose, { type Connection } from 'mongoose';
 import { configSchema, type Config } from '../config.js';
 import { withTimeout } from './timeout.js';
-import { describeServer, serverRefusal } from './database-server.js';
-import { modelsFor, syncSchema, type Models } from '../models/index.js';
-
-export type Database = { conn: Connection; models: Models; close: () => Promise<void> };
 
 /**
- * Opens one connection and its models. Fails fast when the server is unreachable, at boot and afterwards:
+ * Opens one connection. Fails fast when the server is unreachable, at boot and afterwards:
  * no command buffering (mongoose would hold commands for 10 s while disconnected), and an operation waits at
  * most `MONGO_SERVER_SELECTION_TIMEOUT_MS` for a reachable server. The driver reconnects on its own.
  * Every command is bounded by `MONGO_COMMAND_TIMEOUT_MS` twice over, client-side: its wait for a connection of
  * the pool, then its wait for the answer (a hung server, or a FerretDB waiting on its own pool, fails it instead
- * of holding the request). Refuses, after creating the schema, a server it must not run on (`serverRefusal`).
+ * of holding the request). The models and the schema are storage's (`storage/database.ts`).
  */
-export async function openDatabase(
+export async function connectDatabase(
   config: Pick<Config, 'MONGO_URL' | 'MONGO_SERVER_SELECTION_TIMEOUT_MS' | 'MONGO_MAX_POOL_SIZE'> &
     Partial<Pick<Config, 'MONGO_COMMAND_TIMEOUT_MS'>>,
-): Promise<Database> {
+): Promise<Connection> {
   const commandTimeoutMs =
     config.MONGO_COMMAND_TIMEOUT_MS ?? configSchema.shape.MONGO_COMMAND_TIMEOUT_MS.parse(undefined);
   const conn = mongoose.createConnection(config.MONGO_URL, {
@@ -35,18 +31,7 @@ export async function openDatabase(
   });
   nameFailedCollections(conn);
   await conn.asPromise();
-  const models = modelsFor(conn);
-  try {
-    await syncSchema(models);
-    const server = await describeServer(conn.db!);
-    const refusal = serverRefusal(server, config.MONGO_MAX_POOL_SIZE, `${conn.host}:${conn.port}`);
-    if (refusal) throw new Error(refusal);
-  } catch (err) {
-    // The caller gets no handle to close: an open connection would keep the process alive after the error.
-    await conn.close().catch(() => undefined);
-    throw err;
-  }
-  return { conn, models, close: () => conn.close() };
+  return conn;
 }
 
 /**

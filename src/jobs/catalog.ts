@@ -46,7 +46,7 @@ export const jobCatalog = {
     // Failures are retried by the task itself; a crash (stall) reruns it.
     options: { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
   },
-  /** Fans one recorded import event out to the organisation's webhook endpoints (see `src/webhooks/`). */
+  /** Fans one recorded import event out to the organisation's webhook endpoints (see `src/use-cases/webhooks/`). */
   'dispatch-event': {
     queue: 'webhooks',
     data: z.object({ eventKey: z.string(), requestId }),

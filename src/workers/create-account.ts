@@ -1,15 +1,13 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { createAccount, type CreationOutcome } from '../creation/create-account.js';
-import { CreationSlots } from '../creation/slots.js';
+import { createAccount, type CreationOutcome } from '../use-cases/creation/from-process.js';
+import { CreationSlots } from '../use-cases/creation/slots.js';
 import { UnknownRegionError } from '../domain/region/index.js';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
-import { STALLED, CreationRun } from '../creation/runs.js';
-import { findProcess } from '../storage/import-processes.js';
-import { storageFor } from '../storage/index.js';
-import type { RecordedEvent } from '../storage/process-events.js';
-import { relayEvents, type RelayOptions } from '../webhooks/relay.js';
-import type { WorkerContext } from '../jobs/context.js';
+import { STALLED, CreationRun } from '../use-cases/creation/runs.js';
+import type { RecordedEvent } from '../storage/processes/process-events.js';
+import { relayEvents, type RelayOptions } from '../use-cases/webhooks/relay.js';
+import type { WorkerContext } from './context.js';
 
 /**
  * Runs one account creation under its concurrency slot. The API took the slot when it accepted the
@@ -27,15 +25,15 @@ export async function createAccountJob(
   // Checked alongside creation's reads, awaited before its first write: the slot is almost always still the
   // API's (renewing it costs a round trip that the reads hide).
   const slot = slots.acquire(member, 'worker');
+  // silent-ok: awaited before the first write (its failure fails the run) and again at the end
   slot.catch(() => undefined);
   let stop = () => {};
-  let finished = false;
-  let putBack = false;
+  let end: SlotEnd = 'kept';
   const recorded: RecordedEvent[] = [];
   const run = { id: job.id!, taskId: null, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
   try {
     const outcome = await createAccount(
-      { db: ctx.db, config: ctx.config, clock: ctx.clock },
+      { storage: ctx.storage, config: ctx.config, clock: ctx.clock },
       {
         processId: data.processId,
         operationsTeamId: data.operationsTeamId,
@@ -51,7 +49,7 @@ export async function createAccountJob(
         },
       },
     );
-    finished = true;
+    end = 'finished';
     if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
     ctx.log.info(
       { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code },
@@ -60,36 +58,58 @@ export async function createAccountJob(
     return outcome;
   } catch (err) {
     if (err instanceof DelayedError) throw err;
-    // The supplier's region has no validation profile: configuration, which no retry mends.
-    const hopeless = err instanceof UnknownRegionError || err instanceof UnrecoverableError;
-    // The job waits out a database outage (see the runtime) without its slot, so the client's retry joins it.
-    if (!hopeless && isDatabaseUnavailable(err)) putBack = true;
-    // A failure that will be retried keeps its slot (it lapses on its own); the last one gives it back.
-    else if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) finished = true;
+    if (end === 'kept') end = failureEnd(err, job);
     // A run that will not be retried leaves the process ERRORED, not IN_PROGRESS, in its history.
-    if (finished && !data.dryRun) await recordFailure(ctx, data.processId, run, false);
+    if (end === 'finished' && !data.dryRun) await recordFailure(ctx, data.processId, run, false);
     if (err instanceof UnknownRegionError) throw new UnrecoverableError(err.message);
     throw err;
   } finally {
     void relayEvents(ctx.queue('webhooks'), recorded, data.requestId, relayOptions(ctx));
     stop();
-    // A refusal can come before the check: let it land first, or the release could precede it.
-    await slot.catch(() => undefined);
-    // Not awaited: sent on the connection BullMQ completes the job on (and the result is published on), so
-    // Redis frees the slot and marks the attempt finished before anyone can learn the job's result (a client's
-    // next create never meets its own slot, nor joins this job), without a round trip. Should it fail (Redis
-    // down), the slot lapses after its lease and the job's state tells the attempt is over.
-    if (finished) void slots.finish(member, data.attempt, ctx.jobRedis).catch(() => undefined);
-    else if (putBack) await slots.release(member).catch(() => undefined);
+    await settleSlot(ctx, slots, data, slot, end);
   }
+}
+
+/**
+ * What a run does with its slot at its end: `finished` (it answered, or failed for good: the slot is given back
+ * and the attempt is over), `put_back` (a database outage: the job waits it out, see the runtime, without its
+ * slot, so the client's retry joins it), or `kept` (a failure that will be retried keeps its slot, which
+ * lapses on its own).
+ */
+type SlotEnd = 'finished' | 'put_back' | 'kept';
+
+/** A failed run's end (see `SlotEnd`). */
+function failureEnd(err: unknown, job: Job): SlotEnd {
+  // The supplier's region has no validation profile: configuration, which no retry mends.
+  const hopeless = err instanceof UnknownRegionError || err instanceof UnrecoverableError;
+  if (!hopeless && isDatabaseUnavailable(err)) return 'put_back';
+  if (hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) return 'finished';
+  return 'kept';
+}
+
+async function settleSlot(
+  ctx: WorkerContext,
+  slots: CreationSlots,
+  data: JobData<'create-account'>,
+  slot: Promise<unknown>,
+  end: SlotEnd,
+): Promise<void> {
+  // A refusal can come before the check: let it land first, or the release could precede it.
+  // silent-ok: a failed check has failed the run already
+  await slot.catch(() => undefined);
+  // Not awaited: sent on the connection BullMQ completes the job on (and the result is published on), so
+  // Redis frees the slot and marks the attempt finished before anyone can learn the job's result (a client's
+  // next create never meets its own slot, nor joins this job), without a round trip. Should it fail (Redis
+  // down), the slot lapses after its lease and the job's state tells the attempt is over.
+  // silent-ok: as said, a slot Redis could not free lapses after its lease
+  if (end === 'finished')
+    void slots.finish(data.processId, data.attempt, ctx.jobRedis).catch(() => undefined);
+  else if (end === 'put_back') await slots.release(data.processId).catch(() => undefined);
 }
 
 /** A worker's relay settles its events itself: dispatched in this process, with no dispatch job. */
 export function relayOptions(ctx: WorkerContext): RelayOptions {
-  return {
-    models: ctx.db.models,
-    dispatch: { redis: ctx.redis, prefix: ctx.config.QUEUE_PREFIX, clock: ctx.clock },
-  };
+  return { store: ctx.storage.webhooks, dispatch: ctx.webhooks };
 }
 
 /** One e-mail job per account: its id is the account's, so a retried creation cannot add a second. */
@@ -113,7 +133,7 @@ export async function recordFailure(
   error?: Parameters<CreationRun['fail']>[1],
 ): Promise<void> {
   try {
-    const process = await findProcess(ctx.db.models, processId);
+    const process = await ctx.storage.processes.find(processId);
     if (!process) return;
     const identity = {
       key: process._id,
@@ -121,7 +141,7 @@ export async function recordFailure(
       importSupplier: process.importSupplier,
       externalAccountNumber: process.externalAccountNumber,
     };
-    await new CreationRun(storageFor(ctx.db.models).events, identity, run, ctx.clock).fail(dryRun, error);
+    await new CreationRun(ctx.storage.events, identity, run, ctx.clock).fail(dryRun, error);
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'could not record the failed run');
   }
@@ -140,7 +160,7 @@ export async function recordStalledCreation(
   const data = job.data as { processId?: unknown; dryRun?: unknown; taskId?: unknown; attempt?: unknown };
   if (typeof data.processId !== 'string') return;
   const taskId = typeof data.taskId === 'number' ? data.taskId : null;
-  const state = await storageFor(ctx.db.models).events.state(data.processId);
+  const state = await ctx.storage.events.state(data.processId);
   const dryRun = taskId === null ? data.dryRun === true : state.task?.dryRun === true;
   await recordFailure(ctx, data.processId, { id: job.id!, taskId }, dryRun, STALLED);
   // Its slot was the dead worker's: freed now (as a finished job frees it), not when its lease lapses.

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
-import { openDatabase, type Database } from '../infra/mongo.js';
+import { openDatabase, type Database } from '../storage/database.js';
 import { loggerOptions } from '../logger.js';
 import { startWorkers, type RunningWorkers } from './runtime.js';
 

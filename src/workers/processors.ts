@@ -1,13 +1,13 @@
 import type { Job } from 'bullmq';
 import type { JobData, JobName } from '../jobs/catalog.js';
-import type { WorkerContext } from '../jobs/context.js';
+import type { WorkerContext } from './context.js';
 import { createAccountJob, recordStalledCreation } from './create-account.js';
 import { sendMigrationEmailJob } from './send-migration-email.js';
 import { verifyPaymentInstructionJob } from './verify-payment-instruction.js';
 import { runImportTaskJob } from './run-import-task.js';
-import { dispatchEventJob } from '../webhooks/dispatch-event.js';
-import { deliverWebhookJob } from '../webhooks/deliver.js';
-import { sweepOutboxJob } from '../webhooks/sweep.js';
+import { dispatchEventJob } from './dispatch-event.js';
+import { deliverWebhookJob } from './deliver-webhook.js';
+import { sweepOutboxJob } from './sweep-outbox.js';
 
 /** job name -> processor; the compiler checks every job in the catalogue has one. */
 export const processors: {

@@ -1,13 +1,12 @@
 import { DelayedError, type Job } from 'bullmq';
-import { createAccount } from '../creation/create-account.js';
-import { CreationSlots } from '../creation/slots.js';
-import { onWindowExpired, type ProcessState } from '../domain/import-process/state.js';
-import { findProcess } from '../storage/import-processes.js';
-import { storageFor } from '../storage/index.js';
-import type { ProcessEventLog, RecordedEvent } from '../storage/process-events.js';
-import { relayEvents } from '../webhooks/relay.js';
+import { createAccount } from '../use-cases/creation/from-process.js';
+import { CreationSlots } from '../use-cases/creation/slots.js';
+import { onWindowExpired, type ProcessState, type Task } from '../domain/import-process/state.js';
+import type { ProcessRow } from '../storage/processes/import-processes.js';
+import type { ProcessEventLog, RecordedEvent } from '../storage/processes/process-events.js';
+import { relayEvents } from '../use-cases/webhooks/relay.js';
 import type { JobData } from '../jobs/catalog.js';
-import type { WorkerContext } from '../jobs/context.js';
+import type { WorkerContext } from './context.js';
 import { queueMigrationEmail, recordFailure, relayOptions } from './create-account.js';
 
 /** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */
@@ -41,102 +40,144 @@ export async function runImportTaskJob(
 /** A task whose process does not exist (found on a path that needed it before the creation). */
 class NoProcess extends Error {}
 
-async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerContext): Promise<unknown> {
-  const events = storageFor(ctx.db.models).events;
-  const key = data.processId;
-  const delay = async (until: number): Promise<never> => {
-    await job.moveToDelayed(until, job.token);
-    throw new DelayedError();
-  };
+/** One run of a task's job: its data, its job, the context, and what it learns and records on the way. */
+type TaskRun = {
+  data: JobData<'run-import-task'>;
+  job: Job;
+  ctx: WorkerContext;
+  /**
+   * The process, read at most once and only on the rare paths that need it before the slot (a task whose
+   * event is missing, an expired window, a resumed run); the usual one leaves the read to the creation, which
+   * makes it while holding the slot (the read that decides).
+   */
+  process: () => Promise<ProcessRow | null>;
+  /** The events this run recorded, relayed to the webhooks when it ends. */
+  recorded: RecordedEvent[];
+};
 
-  // The history up to now: the task's own SCHEDULED event is at its position, unless the schedule has not
-  // written it (yet, or ever).
+async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerContext): Promise<unknown> {
+  let read: Promise<ProcessRow | null> | null = null;
+  const run: TaskRun = {
+    data,
+    job,
+    ctx,
+    process: () => (read ??= ctx.storage.processes.find(data.processId)),
+    recorded: [],
+  };
+  const state = await stateAtTask(run);
+  if (!state) return { ran: false, reason: 'not_scheduled' };
+  // The task runs only while it is the one the process waits for (or it is resuming its own start).
+  const task = state.task;
+  const resuming = await isResuming(run, state);
+  if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
+    return { ran: false, reason: 'superseded' };
+  if (!resuming) {
+    const expired = await awaitWindow(run, task);
+    if (expired) return expired;
+  }
+  // The same global limit as v1 creates: a full limit delays the task (it never fails for it).
+  const slots = new CreationSlots(ctx.redis, ctx.config);
+  await takeSlot(run, slots, task, resuming);
+  return createInSlot(run, slots, task);
+}
+
+/** Puts the job back in the delayed set until `until` (the processor then ends with `DelayedError`). */
+async function delay(job: Job, until: number): Promise<never> {
+  await job.moveToDelayed(until, job.token);
+  throw new DelayedError();
+}
+
+/**
+ * The history up to now: the task's own SCHEDULED event is at its position, unless the schedule has not
+ * written it (yet: the job waits a little for it; or ever: null, once the position is filled).
+ */
+async function stateAtTask(run: TaskRun): Promise<ProcessState | null> {
+  const { data, job, ctx } = run;
+  const events = ctx.storage.events;
   const tries = (job.data as { waits?: number }).waits ?? 0;
   const first = await firstState(events, data, tries > 0);
-  let state = first.state;
   // Assumed (nothing after the task's own entry) only while its window is open: every decision taken on it
   // below is then to go on, which the insert of STARTED proves or refutes. Outside the window the history is
   // read as it is: an expiry must not be decided on an assumption (a run of this same job may have started
   // before its worker died, and must finish), nor a wait for the window of a task cancelled since.
-  if (first.assumed && !windowOpen(state, ctx.clock().getTime())) state = await events.state(key);
-  if (state.seq < data.taskId) {
-    if (tries < MISSING_EVENT_TRIES) {
-      await job.updateData({ ...data, waits: tries + 1 });
-      return delay(Date.now() + MISSING_EVENT_RETRY_MS);
-    }
+  const state =
+    first.assumed && !windowOpen(first.state, ctx.clock().getTime())
+      ? await events.state(data.processId)
+      : first.state;
+  if (state.seq >= data.taskId) return state;
+  if (tries < MISSING_EVENT_TRIES) {
+    await job.updateData({ ...data, waits: tries + 1 });
+    return delay(job, Date.now() + MISSING_EVENT_RETRY_MS);
   }
-  // The process itself is read here only on the rare paths that need it before the slot (a task whose event
-  // is missing, an expired window, a resumed run); the usual one leaves the read to the creation, which makes
-  // it while holding the slot (the read that decides).
-  let early: ReturnType<typeof findProcess> | null = null;
-  const identity = async () => {
-    const process = await (early ??= findProcess(ctx.db.models, key));
-    if (!process) throw new NoProcess();
-    return {
-      key,
-      organisationId: process.organisationId,
-      importSupplier: process.importSupplier,
-      externalAccountNumber: process.externalAccountNumber,
-    };
-  };
-  if (state.seq < data.taskId) {
-    state = await events.state(key);
-    // Still not there: the schedule gave up between queueing this job and recording its task. The position
-    // is filled so that a schedule still on its way records its task after it (with a job of its own).
-    if (state.seq < data.taskId && (await events.voidPosition(await identity(), data.taskId, ctx.clock())))
-      return { ran: false, reason: 'not_scheduled' };
-    state = await events.state(key);
-  }
+  const last = await events.state(data.processId);
+  // Still not there: the schedule gave up between queueing this job and recording its task. The position
+  // is filled so that a schedule still on its way records its task after it (with a job of its own).
+  if (last.seq < data.taskId && (await events.voidPosition(await identity(run), data.taskId, ctx.clock())))
+    return null;
+  return events.state(data.processId);
+}
 
-  // The task runs only while it is the one the process waits for (or it is resuming its own start).
-  const task = state.task;
-  // Resuming: its own start (a crash after STARTED), or its own PROCESSED whose process was not marked
-  // imported yet (a crash between the two): the creation runs again and completes what is missing.
-  const resuming =
-    (state.status === 'IN_PROGRESS' && state.run === job.id) ||
+/**
+ * Resuming: its own start (a crash after STARTED), or its own PROCESSED whose process was not marked
+ * imported yet (a crash between the two): the creation runs again and completes what is missing.
+ */
+async function isResuming(run: TaskRun, state: ProcessState): Promise<boolean> {
+  return (
+    (state.status === 'IN_PROGRESS' && state.run === run.job.id) ||
     (state.status === 'PROCESSED' &&
-      task?.id === data.taskId &&
-      !(await (early ??= findProcess(ctx.db.models, key)))?.krakenAccountNumber);
-  if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
-    return { ran: false, reason: 'superseded' };
+      state.task?.id === run.data.taskId &&
+      !(await run.process())?.krakenAccountNumber)
+  );
+}
 
-  const recorded: RecordedEvent[] = [];
-  const relay = () => relayEvents(ctx.queue('webhooks'), recorded, data.requestId, relayOptions(ctx));
+/**
+ * A task that has not started waits for its window to open, and one whose window has closed ends ERRORED
+ * `schedule_window_expired` (its outcome returned); null: the window is open.
+ */
+async function awaitWindow(run: TaskRun, task: Task): Promise<{ ran: false; reason: string } | null> {
+  const { data, ctx } = run;
   const now = ctx.clock().getTime();
-  if (!resuming) {
-    if (now < Date.parse(task.windowStart)) return delay(Date.parse(task.windowStart));
-    if (now > Date.parse(task.windowEnd)) {
-      const expired = await events.append(
-        await identity(),
-        (s) => ({ event: onWindowExpired(s, data.taskId), result: null }),
-        ctx.clock(),
-      );
-      if (expired.recorded) recorded.push(expired.recorded);
-      await relay();
-      return { ran: false, reason: 'schedule_window_expired' };
-    }
-  }
+  if (now < Date.parse(task.windowStart)) return delay(run.job, Date.parse(task.windowStart));
+  if (now <= Date.parse(task.windowEnd)) return null;
+  const expired = await ctx.storage.events.append(
+    await identity(run),
+    (s) => ({ event: onWindowExpired(s, data.taskId), result: null }),
+    ctx.clock(),
+  );
+  if (expired.recorded) run.recorded.push(expired.recorded);
+  await relay(run);
+  return { ran: false, reason: 'schedule_window_expired' };
+}
 
-  // The same global limit as v1 creates: a full limit delays the task (it never fails for it).
-  const slots = new CreationSlots(ctx.redis, ctx.config);
-  const slot = await slots.acquire(key, 'worker');
-  if (slot.status !== 'taken') {
-    const retryAt = Date.now() + 250 + Math.floor(Math.random() * 500);
-    // Past the window's end the next run records the expiry; no need to wait longer than that.
-    return delay(resuming ? retryAt : Math.min(retryAt, Date.parse(task.windowEnd) + 1));
-  }
+/** The task's creation slot; a full limit delays the job (past the window's end, no later than that end). */
+async function takeSlot(run: TaskRun, slots: CreationSlots, task: Task, resuming: boolean): Promise<void> {
+  const slot = await slots.acquire(run.data.processId, 'worker');
+  if (slot.status === 'taken') return;
+  const retryAt = Date.now() + 250 + Math.floor(Math.random() * 500);
+  // Past the window's end the next run records the expiry; no need to wait longer than that.
+  await delay(run.job, resuming ? retryAt : Math.min(retryAt, Date.parse(task.windowEnd) + 1));
+}
+
+/** The creation itself, under the slot (renewed while it runs, freed once the run is over for good). */
+async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Promise<unknown> {
+  const { data, job, ctx } = run;
+  const key = data.processId;
   const stop = slots.keepAlive(key, (err) => ctx.log.warn({ err }, 'could not renew creation slot'));
-  const run = { id: job.id!, taskId: data.taskId, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
+  const runIdentity = {
+    id: job.id!,
+    taskId: data.taskId,
+    onRecorded: (e: RecordedEvent) => void run.recorded.push(e),
+  };
   let finished = false;
   try {
     const outcome = await createAccount(
-      { db: ctx.db, config: ctx.config, clock: ctx.clock },
+      { storage: ctx.storage, config: ctx.config, clock: ctx.clock },
       {
         processId: key,
         operationsTeamId: task.operationsTeamId,
         dryRun: task.dryRun,
         jobId: job.id!,
-        run,
+        run: runIdentity,
         payloadHash: task.payloadHash,
       },
     );
@@ -152,14 +193,32 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
   } catch (err) {
     if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
       finished = true;
-      await recordFailure(ctx, key, run, task.dryRun);
+      await recordFailure(ctx, key, runIdentity, task.dryRun);
     }
     throw err;
   } finally {
     stop();
+    // silent-ok: a slot Redis could not free lapses after its lease
     if (finished) await slots.finish(key, 0).catch(() => undefined);
-    await relay();
+    await relay(run);
   }
+}
+
+/** The process's identity, for the events a task records before its creation (no process: `NoProcess`). */
+async function identity(run: TaskRun) {
+  const process = await run.process();
+  if (!process) throw new NoProcess();
+  return {
+    key: run.data.processId,
+    organisationId: process.organisationId,
+    importSupplier: process.importSupplier,
+    externalAccountNumber: process.externalAccountNumber,
+  };
+}
+
+/** Hands what the run recorded to the webhooks. */
+function relay(run: TaskRun): Promise<void> {
+  return relayEvents(run.ctx.queue('webhooks'), run.recorded, run.data.requestId, relayOptions(run.ctx));
 }
 
 /** Whether the window of the task the process waits for is open at `now`. */

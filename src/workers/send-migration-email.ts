@@ -1,10 +1,9 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { accountNested } from '../models/account.js';
-import { accountHolderEmail } from '../creation/records.js';
-import { migrationEmail, sendMail } from '../creation/email.js';
+import type { MailAccount } from '../storage/records/email-deliveries.js';
+import { accountHolderEmail } from '../use-cases/creation/records.js';
+import { migrationEmail, sendMail } from '../use-cases/creation/email.js';
 import type { JobData } from '../jobs/catalog.js';
-import type { WorkerContext } from '../jobs/context.js';
-import { isDuplicateKey } from '../infra/mongo.js';
+import type { WorkerContext } from './context.js';
 
 export type EmailOutcome =
   | { ok: true; status: 'sent' | 'skipped' | 'uncertain' | 'not_wanted'; reason?: string }
@@ -21,52 +20,47 @@ export async function sendMigrationEmailJob(
   _job: Job,
   ctx: WorkerContext,
 ): Promise<EmailOutcome> {
-  const { Account, EmailDelivery } = ctx.db.models;
-  const account = await Account.findById(data.accountId).lean();
+  const account = await ctx.storage.emailDeliveries.findAccount(data.accountId);
   if (!account) return { ok: false, code: 'account_not_found' };
-  if (account.migrationEmailStatus === 'skipped') return { ok: true, status: 'skipped' };
-  if (account.migrationEmailStatus !== 'pending' && account.migrationEmailStatus !== 'sending') {
-    const status = account.migrationEmailStatus;
+  return (await claim(ctx, data.accountId, account)) ?? deliver(ctx, data.accountId, account);
+}
+
+/** Claims the account's e-mail for this job; else the outcome there is (not wanted, done, or maybe done). */
+async function claim(
+  ctx: WorkerContext,
+  accountId: string,
+  account: MailAccount,
+): Promise<EmailOutcome | null> {
+  const status = account.migrationEmailStatus;
+  if (status === 'skipped') return { ok: true, status: 'skipped' };
+  if (status !== 'pending' && status !== 'sending')
     return { ok: true, status: status === 'sent' || status === 'uncertain' ? status : 'not_wanted' };
+  const claimed = await ctx.storage.emailDeliveries.claim(accountId);
+  if (claimed.claimed) return null;
+  if (claimed.status === 'sending') {
+    await ctx.storage.emailDeliveries.markUncertain(accountId);
+    ctx.log.warn('migration e-mail may have been sent by an interrupted attempt; not sending again');
+    return { ok: true, status: 'uncertain' };
   }
-  try {
-    await EmailDelivery.create({ _id: String(data.accountId), status: 'sending' });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const claim = await EmailDelivery.findById(String(data.accountId)).lean();
-    if (claim?.status === 'sending') {
-      await EmailDelivery.updateOne({ _id: String(data.accountId) }, { $set: { status: 'uncertain' } });
-      await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'uncertain' } });
-      ctx.log.warn('migration e-mail may have been sent by an interrupted attempt; not sending again');
-      return { ok: true, status: 'uncertain' };
-    }
-    return { ok: true, status: claim?.status === 'sent' ? 'sent' : 'uncertain' };
-  }
-  await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'sending' } });
-  const claimed = account;
+  return { ok: true, status: claimed.status === 'sent' ? 'sent' : 'uncertain' };
+}
+
+/** Sends the claimed e-mail (or skips it: no SMTP, no address) and records its end on the account. */
+async function deliver(ctx: WorkerContext, accountId: string, account: MailAccount): Promise<EmailOutcome> {
+  const deliveries = ctx.storage.emailDeliveries;
   const finish = async (status: 'sent' | 'skipped', reason?: string): Promise<EmailOutcome> => {
-    if (status === 'sent')
-      await EmailDelivery.updateOne({ _id: String(data.accountId) }, { $set: { status: 'sent' } });
-    else await EmailDelivery.deleteOne({ _id: String(data.accountId) });
-    await Account.updateOne(
-      { _id: data.accountId },
-      { $set: { migrationEmailStatus: status, migrationEmailAt: ctx.clock() } },
-    );
+    await deliveries.finish(accountId, status, ctx.clock());
     return { ok: true, status, ...(reason ? { reason } : {}) };
   };
-
-  const customers = accountNested<{ account_roles?: string[]; email?: string; given_name?: string }>(
-    claimed,
-    'customers',
-  );
+  const { customers, number } = account;
   const to = accountHolderEmail(customers);
   if (!ctx.config.SMTP_URL) {
-    ctx.log.info({ account_number: claimed.number }, 'SMTP_URL not configured; migration e-mail skipped');
+    ctx.log.info({ account_number: number }, 'SMTP_URL not configured; migration e-mail skipped');
     return finish('skipped', 'smtp_not_configured');
   }
   if (!to) {
     ctx.log.info(
-      { account_number: claimed.number },
+      { account_number: number },
       'account holder has no e-mail address; migration e-mail skipped',
     );
     return finish('skipped', 'no_address');
@@ -76,14 +70,13 @@ export async function sendMigrationEmailJob(
     await sendMail(
       ctx.config.SMTP_URL,
       ctx.config.MAIL_FROM,
-      migrationEmail(to, { givenName: holder?.given_name, accountNumber: claimed.number }),
+      migrationEmail(to, { givenName: holder?.given_name, accountNumber: number }),
     );
   } catch (err) {
-    await EmailDelivery.deleteOne({ _id: String(data.accountId) });
-    await Account.updateOne({ _id: data.accountId }, { $set: { migrationEmailStatus: 'pending' } });
+    await deliveries.release(accountId);
     throw smtpFailure(err);
   }
-  ctx.log.info({ account_number: claimed.number }, 'migration e-mail sent');
+  ctx.log.info({ account_number: number }, 'migration e-mail sent');
   return finish('sent');
 }
 

@@ -1,21 +1,9 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Types } from 'mongoose';
-import type { Config } from '../config.js';
-import { checkActive, recordInstruction, type VerifyOutcome } from '../post-import/payment-instructions.js';
-import { buildVendors, type PaymentVendor } from '../vendors/index.js';
+import type { VerifyOutcome } from '../use-cases/post-import/outcomes.js';
+import { checkActive, recordInstruction } from '../use-cases/post-import/payment-instructions.js';
 import type { JobData } from '../jobs/catalog.js';
-import type { WorkerContext } from '../jobs/context.js';
-
-const vendorsByConfig = new WeakMap<Config, ReadonlyMap<string, PaymentVendor>>();
-
-function vendorsFor(ctx: WorkerContext): ReadonlyMap<string, PaymentVendor> {
-  let vendors = vendorsByConfig.get(ctx.config);
-  if (!vendors) {
-    vendors = buildVendors(ctx.config, ctx.clock);
-    vendorsByConfig.set(ctx.config, vendors);
-  }
-  return vendors;
-}
+import type { WorkerContext } from './context.js';
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 2_000;
@@ -43,11 +31,11 @@ export async function verifyPaymentInstructionJob(
 ): Promise<VerifyOutcome> {
   const accountId = new Types.ObjectId(data.accountId);
   const wanted = { vendor: data.vendor, reference: data.reference, type: data.type };
-  const existing = await checkActive(ctx.db.models, accountId, wanted);
+  const existing = await checkActive(ctx.storage, accountId, wanted);
   if (existing) return existing;
 
   // The API accepts only enabled vendors, so this worker's PAYMENT_VENDORS differs from the API's.
-  const vendor = vendorsFor(ctx).get(data.vendor);
+  const vendor = ctx.vendors.get(data.vendor);
   if (!vendor)
     throw new UnrecoverableError(
       `payment vendor ${data.vendor} is not enabled on this worker (PAYMENT_VENDORS)`,
@@ -59,7 +47,7 @@ export async function verifyPaymentInstructionJob(
     switch (verdict.kind) {
       case 'found':
         ctx.log.info({ vendor: vendor.name, attempts: attempt + 1 }, 'payment instruction verified');
-        return recordInstruction(ctx.db.models, accountId, wanted, verdict.details);
+        return recordInstruction(ctx.storage, accountId, wanted, verdict.details);
       case 'not_found':
         ctx.log.info(
           { vendor: vendor.name, reason: verdict.reason },

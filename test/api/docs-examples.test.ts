@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, seedDemo } from '../../src/admin/demo.js';
+import { DEMO, seedDemo } from '../../src/use-cases/admin/demo.js';
 import { EXAMPLE_ACCOUNT } from '../../src/api/openapi/account-example.js';
 import { examples } from '../../src/api/openapi/examples.js';
 import { enabledVendors } from '../../src/vocabulary/payment-vendors.js';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
-import { storageFor } from '../../src/storage/index.js';
 import { validAccountPayload } from '../domain/fixtures.js';
 import { setAt } from '../domain/json-path.js';
 import {
@@ -39,7 +38,7 @@ function accountBeyondTheBound(external: string) {
 }
 
 async function journalState(accountId: Types.ObjectId) {
-  const history = await storageFor(env.t.app.db.models).journal.history(accountId);
+  const history = await env.t.app.storage.journal.history(accountId);
   if (!history) throw new Error('no journal');
   const ledger = history.head.ledgers.find((l) => l.code === 'ELECTRICITY')!;
   return {

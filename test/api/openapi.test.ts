@@ -9,13 +9,13 @@ import { EXAMPLE_V2_ACCOUNT, examples } from '../../src/api/openapi/examples.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER, EXAMPLE_TEAM } from '../../src/api/openapi/account-example.js';
-import { DEMO, seedDemo } from '../../src/admin/demo.js';
+import { DEMO, seedDemo } from '../../src/use-cases/admin/demo.js';
 import { enabledVendors } from '../../src/vocabulary/payment-vendors.js';
 import { defaultCatalogueValues } from '../../src/vocabulary/catalogue.js';
 import { startTestWorkers, type TestWorkers } from '../creation/support.js';
 import { graphqlToken, startTestApp, type TestApp } from '../support/app.js';
 import { ContractCheck } from '../support/openapi-contract.js';
-import { errorCatalogue } from '../../src/api/errors.js';
+import { errorCatalogue } from '../../src/api/http/errors.js';
 
 type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
 type Media = { schema?: Schema; example?: unknown; examples?: Record<string, { value: unknown }> };

@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAccount } from '../../src/domain/validation/index.js';
-import { liveValidationThreads } from '../../src/validation-pool/pool.js';
+import { liveValidationThreads } from '../../src/infra/validation-pool/pool.js';
 import { largeAccountPayload, testContext, validAccountPayload } from '../domain/fixtures.js';
 import { setAt } from '../domain/json-path.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';

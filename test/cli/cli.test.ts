@@ -9,7 +9,7 @@ import { databaseUrl, uniqueName } from '../support/env.js';
 const run = promisify(execFile);
 // Every test starts the CLI as processes (each a TypeScript start-up of a few seconds on a loaded machine).
 vi.setConfig({ testTimeout: 120_000 });
-const cli = resolve(import.meta.dirname, '../../src/cli/index.ts');
+const cli = resolve(import.meta.dirname, '../../src/cli/admin/main.ts');
 let t: TestApp;
 
 beforeAll(async () => {

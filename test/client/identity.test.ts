@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { identify, identifyText } from '../../src/client/identity.js';
+import { identify, identifyText } from '../../src/cli/client/identity.js';
 
 // `migrate` reads the account a line names from its text (it never parses the account): it must read what
 // JSON.parse would, whatever else the line holds.

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Result } from '../../src/client/outcomes.js';
-import { readExpectations } from '../../src/client/reconcile/expectations.js';
+import type { Result } from '../../src/cli/client/outcomes.js';
+import { readExpectations } from '../../src/cli/client/reconcile/expectations.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 
 // What reconcile does with lines it cannot compare: every one is reported or counted, none is guessed at.
@@ -71,8 +71,8 @@ describe('reconcile inputs', () => {
       },
     });
     // The one line applied moved A-1's first ledger by 1.00 and added one imported transaction.
-    const a1 = accounts.get('ACME\tA-1')!.expectation.figures().ledgers[0]!;
-    const a3 = accounts.get('ACME\tA-3')!.expectation.figures().ledgers[0]!;
+    const a1 = accounts.get('ACME\tA-1')!.expectation!.figures().ledgers[0]!;
+    const a3 = accounts.get('ACME\tA-3')!.expectation!.figures().ledgers[0]!;
     expect(a1.balanceCents - a3.balanceCents).toBe(100n);
     expect(a1.byOrigin.imported).toBe(1);
   });

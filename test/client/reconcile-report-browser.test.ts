@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { reconcileOutcomes, type Result } from '../../src/client/outcomes.js';
-import { DifferenceTally } from '../../src/client/reconcile/tally.js';
-import { ReportWriter } from '../../src/client/report.js';
+import { reconcileOutcomes, type Result } from '../../src/cli/client/outcomes.js';
+import { DifferenceTally } from '../../src/cli/client/reconcile/tally.js';
+import { ReportWriter } from '../../src/cli/client/report.js';
 import { launchChromium, watchPage } from '../support/browser.js';
 
 // Reconcile's report.html in a real headless Chromium: the outcome cards, the mismatches grouped by field with

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ReportWriter } from '../../src/client/report.js';
-import { ResumeState } from '../../src/client/state.js';
+import { ReportWriter } from '../../src/cli/client/report.js';
+import { ResumeState } from '../../src/cli/client/state.js';
 import { launchChromium, watchPage } from '../support/browser.js';
 
 // The HTML report rendered by a real headless Chromium (Debian's, driven by puppeteer-core): no console

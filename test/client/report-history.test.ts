@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { commandLine, REDACTED } from '../../src/client/command.js';
-import { outcomes, type Outcome } from '../../src/client/outcomes.js';
-import { timeline, totals, type RunRecord } from '../../src/client/run-history.js';
+import { commandLine, REDACTED } from '../../src/cli/client/command.js';
+import { outcomes, type Outcome } from '../../src/cli/client/outcomes.js';
+import { timeline, totals, type RunRecord } from '../../src/cli/client/run-history.js';
 
 // What a report says about the command and the runs of a migration, computed without a service.
 

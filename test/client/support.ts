@@ -6,7 +6,7 @@ import { freePort, waitForPort } from '../support/processes.js';
 import { createTenant, type TestApp } from '../support/app.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const cli = resolve(root, 'src/client/cli.ts');
+const cli = resolve(root, 'src/cli/client/cli.ts');
 
 /**
  * The real service for a client test: a `web` and a `worker` process on the test app's services. Without

@@ -1,11 +1,13 @@
 import mongoose, { Types, type Model } from 'mongoose';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processKey } from '../../src/models/account-import-process.js';
-import { modelsFor } from '../../src/models/index.js';
-import { stagedPayloadModel } from '../../src/models/staged-payload.js';
-import { completeDocument } from '../../src/storage/insert-batcher.js';
-import { accountFields, buildJournalOpening, buildNotes } from '../../src/creation/records.js';
-import { LedgerJournal } from '../../src/storage/ledger-journal.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { modelsFor } from '../../src/storage/models/index.js';
+import { noteIdFor } from '../../src/storage/models/record-ids.js';
+import { stagedPayloadModel } from '../../src/storage/models/staged-payload.js';
+import { completeDocument } from '../../src/storage/write-path/insert-batcher.js';
+import { accountFields, buildJournalOpening, buildNotes } from '../../src/use-cases/creation/records.js';
+import { LedgerJournal } from '../../src/storage/journal/ledger-journal.js';
+import { depsOf } from '../../src/storage/journal/journal-deps.js';
 import { validateAccount } from '../../src/domain/validation/index.js';
 import { testContext, validAccountPayload } from '../domain/fixtures.js';
 
@@ -40,7 +42,7 @@ describe('documents built for inserts that bypass mongoose', () => {
       'journal entry',
       models.JournalEntry,
       [
-        new LedgerJournal(models.JournalEntry).entryDocument(
+        new LedgerJournal(models.JournalEntry, depsOf(models)).entryDocument(
           ctx.accountId,
           0,
           'opened',
@@ -49,7 +51,12 @@ describe('documents built for inserts that bypass mongoose', () => {
         ),
       ],
     ],
-    ['notes', models.Note, buildNotes(data, ctx)],
+    [
+      'notes',
+      models.Note,
+      // With the `_id` the notes' insert derives.
+      buildNotes(data, ctx).map((note) => ({ _id: noteIdFor(note.accountId, note.dedupKey), ...note })),
+    ],
     [
       'account',
       models.Account,

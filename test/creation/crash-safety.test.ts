@@ -150,7 +150,7 @@ it(
     for (const ext of ACCOUNTS) {
       const res = answers.get(ext)!;
       expect(res.statusCode).toBe(201);
-      expect(await recordCounts(t.app.db, ext)).toEqual(expected);
+      expect(await recordCounts(t.app, ext)).toEqual(expected);
       const process = await t.app.db.models.AccountImportProcess.findOne({
         externalAccountNumber: ext,
       }).lean();

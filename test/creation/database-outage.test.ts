@@ -1,12 +1,12 @@
-import { storageFor } from '../../src/storage/index.js';
+import { createStorage, type Storage } from '../../src/storage/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Operations } from '../../src/admin/operations.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
 import type { Config } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/infra/mongo.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
 import { TOKEN_MUTATION } from '../support/app.js';
 import { testConfig } from '../support/env.js';
 import { freePort, startFerretDb, waitForPort, type LocalServer } from '../support/processes.js';
@@ -22,6 +22,7 @@ import { workerConnection } from '../../src/infra/redis.js';
 let dbDir: string;
 let ferret: LocalServer;
 let db: Database;
+let storage: Storage;
 let web: Child;
 let worker: Child;
 let base: string;
@@ -36,7 +37,7 @@ let config: Config;
  */
 async function stored(externals: string[], transactionIds: string[]) {
   const { Account } = db.models;
-  const journal = storageFor(db.models).journal;
+  const journal = storage.journal;
   const wanted = new Set(transactionIds);
   const accountsPerProcess: Record<string, number> = {};
   const copies: Record<string, number> = {};
@@ -172,7 +173,8 @@ beforeAll(async () => {
   ferret = await startFerretDb({ dir: dbDir });
   config = testConfig({ TEST_LABEL: 'dbout', MONGO_URL: `${ferret.url}dbout` });
   db = await openDatabase(config);
-  const ops = new Operations(db.models, config.API_KEY_HASH_SECRET);
+  storage = createStorage(db, { config });
+  const ops = new Operations(storage, config.API_KEY_HASH_SECRET);
   apiKey = (await ops.createOrganisation('Outage Energía')).api_key;
   await ops.createSupplier(SUPPLIER, 'Outage Energía', { documentRoot: 'migrations/outage' });
   await ops.ensureTeam(TEAM);

@@ -1,9 +1,8 @@
-import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountIdFor } from '../../src/creation/create-account.js';
-import { loadStagedPayload, payloadHash } from '../../src/creation/staging.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { stagedPayloadModel } from '../../src/models/staged-payload.js';
+import { payloadHash } from '../../src/storage/processes/import-processes.js';
+import { accountIdFor } from '../../src/storage/records/created-accounts.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { stagedPayloadModel } from '../../src/storage/models/staged-payload.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -40,7 +39,7 @@ describe('stage', () => {
     expect(first.json()).toEqual({ import_supplier: SUPPLIER, external_account_number: 'STG-1' });
     const again = await api.stage({ ...accountPayload('STG-1'), billing_name: 'Otro Nombre' });
     expect(again.statusCode).toBe(200);
-    const stored = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'STG-1'));
+    const stored = await t.app.storage.processes.loadStaged(processKey(SUPPLIER, 'STG-1'));
     expect(JSON.parse(stored!.text).billing_name).toBe('Otro Nombre');
     // The process document itself stays small: the payload lives in its own collection.
     const process = await t.app.db.models.AccountImportProcess.findById(processKey(SUPPLIER, 'STG-1')).lean();
@@ -62,7 +61,7 @@ describe('stage', () => {
       payload: text,
     });
     expect(res.statusCode).toBe(201);
-    const stored = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'STG-TEXT'));
+    const stored = await t.app.storage.processes.loadStaged(processKey(SUPPLIER, 'STG-TEXT'));
     expect(stored!.text).toBe(text);
   });
 
@@ -125,7 +124,7 @@ describe('create', () => {
   it('resumes an interrupted creation from the payload it started from, even after a re-stage', async () => {
     expect((await api.stage(accountPayload('RSM-1'))).statusCode).toBe(201);
     const key = processKey(SUPPLIER, 'RSM-1');
-    const original = (await loadStagedPayload(t.app.db.models, key))!.text;
+    const original = (await t.app.storage.processes.loadStaged(key))!.text;
     // What a worker killed right after inserting the account leaves: the account, nothing else.
     const { models } = t.app.db;
     const process = await models.AccountImportProcess.findById(key).orFail().lean();
@@ -150,10 +149,10 @@ describe('create', () => {
     const created = await api.create('RSM-1');
     expect(created.statusCode).toBe(201);
     expect(created.json().kraken_account_number).toBe('A-0000RSM1');
-    const history = await storageFor(models).journal.history(accountIdFor(key));
+    const history = await t.app.storage.journal.history(accountIdFor(key));
     // The ledgers of the payload the account was made from, not the re-staged one's.
     expect(history!.head.ledgers.map((l) => l.code)).toEqual(['ELECTRICITY', 'GAS']);
-    expect(await recordCounts(t.app.db, 'RSM-1')).toEqual(expectedCounts());
+    expect(await recordCounts(t.app, 'RSM-1')).toEqual(expectedCounts());
   });
 
   it('creates the account and every record, then refuses a second create and a stage with both numbers', async () => {
@@ -166,7 +165,7 @@ describe('create', () => {
       status: 'COMPLETED',
       kraken_account_number: number,
     });
-    expect(await recordCounts(t.app.db, 'CRT-1')).toEqual(expectedCounts());
+    expect(await recordCounts(t.app, 'CRT-1')).toEqual(expectedCounts());
 
     const { models } = t.app.db;
     const account = await models.Account.findOne({ number }).lean();
@@ -175,7 +174,7 @@ describe('create', () => {
       billingPostcode: '28013',
       accountType: 'DOMESTIC',
     });
-    const history = await storageFor(models).journal.history(account!._id);
+    const history = await t.app.storage.journal.history(account!._id);
     const ledger = history!.head.ledgers.find((l) => l.code === 'ELECTRICITY');
     expect(ledger).toMatchObject({
       position: 0,
@@ -188,7 +187,10 @@ describe('create', () => {
     // Not kept again: the payload the account was created from holds it exactly as received (a JSON number
     // stays a number), under the hash the account records.
     expect(tx).not.toHaveProperty('data');
-    const source = await loadStagedPayload(models, processKey(SUPPLIER, 'CRT-1'), account!.sourceHash!);
+    const source = await t.app.storage.processes.loadStaged(
+      processKey(SUPPLIER, 'CRT-1'),
+      account!.sourceHash!,
+    );
     expect(JSON.parse(source!.text).ledgers[0].historical_statement_transactions[0]).toEqual(
       accountPayload('x').ledgers[0]!.historical_statement_transactions[0],
     );
@@ -239,7 +241,7 @@ describe('create', () => {
       before,
     );
     expect(await t.app.db.models.Account.countDocuments()).toBe(accounts);
-    expect(await recordCounts(t.app.db, 'DRY-1')).toEqual({
+    expect(await recordCounts(t.app, 'DRY-1')).toEqual({
       accounts: 0,
       ledgers: 0,
       transactions: 0,

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CreationSlots, slotMember } from '../../src/creation/slots.js';
-import { processKey } from '../../src/models/account-import-process.js';
+import { CreationSlots, slotMember } from '../../src/use-cases/creation/slots.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { jobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {

@@ -84,7 +84,7 @@ it(
         `account ${ext} to be created after the outage`,
         30_000,
       );
-      expect(await recordCounts(t.app.db, ext)).toMatchObject({ accounts: 1, ledgers: 2 });
+      expect(await recordCounts(t.app, ext)).toMatchObject({ accounts: 1, ledgers: 2 });
     }
     expect(
       await t.app.db.models.AccountImportProcess.countDocuments({ krakenAccountNumber: { $ne: null } }),

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CreationSlots } from '../../src/creation/slots.js';
+import { CreationSlots } from '../../src/use-cases/creation/slots.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { freePort, waitForPort } from '../support/processes.js';
 import { childEnv, startProcess, type Child } from './processes.js';

@@ -1,8 +1,8 @@
-import { storageFor } from '../../src/storage/index.js';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import type { Config } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/infra/mongo.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
+import type { Storage } from '../../src/storage/index.js';
 import { startWorkers, type RunningWorkers } from '../../src/workers/runtime.js';
 import type { QueueName } from '../../src/jobs/catalog.js';
 import { validAccountPayload } from '../domain/fixtures.js';
@@ -100,15 +100,15 @@ export async function until<T>(
   }
 }
 
-/** How many copies of each record an account has. */
-export async function recordCounts(db: Database, external: string) {
-  const { models } = db;
+/** How many copies of each record an account has (read through the app's database and storage). */
+export async function recordCounts(app: { db: Database; storage: Storage }, external: string) {
+  const { models } = app.db;
   const accounts = await models.Account.find({
     importSupplier: SUPPLIER,
     externalAccountNumber: external,
   }).lean();
   const ids = accounts.map((a) => a._id);
-  const journal = storageFor(models).journal;
+  const journal = app.storage.journal;
   const histories = await Promise.all(ids.map((id) => journal.history(id)));
   const sum = (f: (h: NonNullable<(typeof histories)[number]>) => number) =>
     histories.reduce((n, h) => n + (h ? f(h) : 0), 0);

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { validationFingerprint } from '../../src/creation/validation-fingerprint.js';
-import { loadStagedPayload } from '../../src/creation/staging.js';
+import { validationFingerprint } from '../../src/use-cases/creation/validation-fingerprint.js';
 import { deploymentCatalogue, validationContextAt } from '../../src/domain/validation/deployment.js';
 import { parseValidatedAccount, validateAccount } from '../../src/domain/validation/index.js';
 import { buildCatalogue } from '../../src/vocabulary/catalogue.js';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
@@ -77,7 +76,7 @@ describe('creation', () => {
     workers = await startTestWorkers(t.config);
     expect((await api.stage(kioskAccount('FP-1'))).statusCode).toBe(201);
     // Staging kept the fingerprint of the validation it made, the one a worker with this config computes.
-    const staged = await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'FP-1'));
+    const staged = await t.app.storage.processes.loadStaged(processKey(SUPPLIER, 'FP-1'));
     const supplier = await t.app.db.models.ImportSupplier.findOne({ code: SUPPLIER }).lean();
     expect(staged!.validatedWith).toBe(
       validationFingerprint(

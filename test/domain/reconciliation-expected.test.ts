@@ -19,8 +19,8 @@ import {
   zeroFigures,
   type AccountSummary,
   type LedgerFigures,
-} from '../../src/storage/journal-figures.js';
-import { storedTransaction, type StoredTransaction } from '../../src/storage/journal-records.js';
+} from '../../src/storage/journal/journal-figures.js';
+import { storedTransaction, type StoredTransaction } from '../../src/storage/journal/journal-records.js';
 import { decimalCents, independentDigest } from '../reconciliation/support.js';
 
 // The client's expected side (AccountExpectation, fed the raw files' JSON) against, on the same generated data,

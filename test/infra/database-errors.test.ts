@@ -1,8 +1,8 @@
 import mongoose from 'mongoose';
 import { describe, expect, inject, it } from 'vitest';
-import { batchedInsert } from '../../src/storage/insert-batcher.js';
+import { batchedInsert } from '../../src/storage/write-path/insert-batcher.js';
 import { freePort, startFerretDb } from '../support/processes.js';
-import { isTransientDbError } from '../../src/storage/transient.js';
+import { isTransientDbError } from '../../src/storage/write-path/transient.js';
 import { DatabaseUnavailableError, isDatabaseTimeout, isDatabaseUnavailable } from '../../src/infra/mongo.js';
 import { startHoldingProxy } from '../support/mongo-proxy.js';
 

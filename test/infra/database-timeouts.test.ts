@@ -1,12 +1,8 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  failedCollection,
-  isDatabaseTimeout,
-  isDatabaseUnavailable,
-  openDatabase,
-} from '../../src/infra/mongo.js';
-import type { Database } from '../../src/infra/mongo.js';
+import { failedCollection, isDatabaseTimeout, isDatabaseUnavailable } from '../../src/infra/mongo.js';
+import { openDatabase } from '../../src/storage/database.js';
+import type { Database } from '../../src/storage/database.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { uniqueName } from '../support/env.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/mongo-proxy.js';

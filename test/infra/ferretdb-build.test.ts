@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { describeServer, serverRefusal } from '../../src/infra/database-server.js';
-import { openDatabase, type Database } from '../../src/infra/mongo.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
 import { uniqueName } from '../support/env.js';
 import { createPgDatabase } from '../support/postgres.js';
 import {

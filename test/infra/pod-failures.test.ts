@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { uniqueName } from '../support/env.js';
 import {
@@ -64,7 +64,7 @@ beforeAll(async () => {
   sidecars.push(own);
   apiKey = (await setupTenant(t, ORG)).apiKey;
   receiver = await startReceiver();
-  await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url);
+  await new WebhookOperations(t.app.storage, t.config).add(ORG, receiver.url);
   for (let pod = 0; pod < 2; pod++) {
     const env = { ...childEnv(t.config, settings), MONGO_URL: mongoUrlOf(sidecars[pod]!) };
     const port = await freePort();

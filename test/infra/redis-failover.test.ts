@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -57,7 +57,7 @@ beforeAll(async () => {
   });
   apiKey = (await setupTenant(t, ORG)).apiKey;
   receiver = await startReceiver();
-  await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url);
+  await new WebhookOperations(t.app.storage, t.config).add(ORG, receiver.url);
   const env = childEnv(t.config, settings);
   for (let i = 0; i < 2; i++) {
     const port = await freePort();

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/infra/mongo.js';
-import { loadStagedPayload, stageAccount } from '../../src/creation/staging.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
+import { stageAccount } from '../../src/use-cases/creation/staging.js';
+import { createStorage } from '../../src/storage/index.js';
+import { testConfig } from '../support/env.js';
 import { Types } from 'mongoose';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import type { LocalServer, PostgresDatabase } from '../support/processes.js';
 import { createPgDatabase, startFerretDbOnPostgres } from '../support/postgres.js';
 import { until } from '../creation/support.js';
@@ -52,8 +54,9 @@ it('pods whose FerretDB starts after the schema exists see each other’s writes
     payload: JSON.stringify({ hello: 'world' }),
     now: new Date(),
   };
-  expect((await stageAccount(podA.models, input)).status).toBe('created');
-  expect((await loadStagedPayload(podB.models, processKey('SHARED', 'PG-1')))?.text).toBe(input.payload);
+  const [storageA, storageB] = [podA, podB].map((db) => createStorage(db, { config: testConfig() }));
+  expect((await stageAccount(storageA!, input)).status).toBe('created');
+  expect((await storageB!.processes.loadStaged(processKey('SHARED', 'PG-1')))?.text).toBe(input.payload);
   expect(await first.models.AccountImportProcess.countDocuments()).toBe(1);
 });
 

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
+import { AccountLocks } from '../../src/use-cases/post-import/account-lock.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // The per-account lock of journal writers: in one process, writers of an account queue behind each other and
@@ -28,8 +28,8 @@ describe('account locks in one process', () => {
     const lockSeen: boolean[] = [];
     const first = gate();
     const writer = (name: string, until?: Promise<void>) =>
-      // Another instance for every writer (the API builds one per route): the line is the process's.
-      new AccountLocks(t.app.redis, t.config.QUEUE_PREFIX).with(account, async () => {
+      // The one instance of the process (the API builds one, with its post-import context): the line is its.
+      locks.with(account, async () => {
         log.push(`${name} in`);
         lockSeen.push((await t.app.redis.get(locks.key(account))) !== null);
         await until;

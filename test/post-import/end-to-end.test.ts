@@ -1,4 +1,3 @@
-import { storageFor } from '../../src/storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accountPayload,
@@ -40,7 +39,7 @@ describe('post-import onto an account created by stage + create + worker', () =>
     const number = created.json().kraken_account_number as string;
     const { Account, Note } = t.app.db.models;
     const account = await Account.findOne({ number }).orFail().lean();
-    const journal = storageFor(t.app.db.models).journal;
+    const journal = t.app.storage.journal;
     const ledger = async () =>
       (await journal.history(account._id))!.head.ledgers.find((l) => l.code === 'ELECTRICITY')!;
     // The ELECTRICITY ledger of the payload: closed on 2025-03-31, balance 5.50.

@@ -8,17 +8,17 @@ import {
   type ValidationContext,
   type ValidationResult,
 } from '../../src/domain/validation/index.js';
-import { openDatabase, type Database } from '../../src/infra/mongo.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
+import { createStorage } from '../../src/storage/index.js';
 import { oneOffConnection } from '../../src/infra/redis.js';
-import type { VerifyOutcome } from '../../src/post-import/outcomes.js';
-import { runBillingDocumentsImport } from '../../src/post-import/billing-documents.js';
-import { postImportContext, type PostImportContext } from '../../src/post-import/context.js';
-import { runStatementsImport } from '../../src/post-import/statements.js';
-import { resolveTarget } from '../../src/post-import/target.js';
-import { runTransactionsImport } from '../../src/post-import/transactions.js';
-import { readBackAccount } from '../../src/reconciliation/read-back.js';
-import { storageFor } from '../../src/storage/index.js';
-import { findSupplierDocument } from '../../src/storage/suppliers.js';
+import type { VerifyOutcome } from '../../src/use-cases/post-import/outcomes.js';
+import { runBillingDocumentsImport } from '../../src/use-cases/post-import/billing-documents.js';
+import { postImportContext, type PostImportContext } from '../../src/use-cases/post-import/context.js';
+import { runStatementsImport } from '../../src/use-cases/post-import/statements.js';
+import { resolveTarget } from '../../src/use-cases/post-import/target.js';
+import { runTransactionsImport } from '../../src/use-cases/post-import/transactions.js';
+import { readBackAccount } from '../../src/use-cases/reconciliation/read-back.js';
+import { createWebhookProcess } from '../../src/use-cases/webhooks/webhook-process.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/mongo-proxy.js';
 import { defaultLedger, seedAccount, startPostImportEnv, type PostImportEnv } from './fixtures.js';
 
@@ -122,12 +122,21 @@ async function otherProcess() {
   });
   const redis = oneOffConnection(env.t.config);
   const queues = env.t.app.queues;
+  const storage = createStorage(db, { config: env.t.config });
+  const clock = () => new Date();
+  const webhookProcess = createWebhookProcess({
+    config: env.t.config,
+    log: pino({ level: 'silent' }),
+    redis,
+    clock,
+  });
   const ctx: PostImportContext = postImportContext({
-    models: db.models,
+    storage,
     redis,
     config: env.t.config,
-    clock: () => new Date(),
+    clock,
     webhooks: () => queues.queue('webhooks'),
+    webhookProcess,
     verifications: {
       removeFinished: (id) => queues.removeFinished('payment-verification', id),
       verify: (data, options) =>
@@ -145,7 +154,7 @@ async function otherProcess() {
   ) => {
     const resolved = await resolveTarget(
       ctx,
-      (code) => findSupplierDocument(db.models, code, supplier.organisationId),
+      (code) => storage.suppliers.find(code, supplier.organisationId),
       { id: `other-${++seq}`, body: request, log: pino({ level: 'silent' }) },
       validate,
     );
@@ -159,6 +168,7 @@ async function otherProcess() {
     // What the proxy holds dies with it: the process is gone before its command reached the database.
     await proxy.close();
     await db.close().catch(() => undefined);
+    await webhookProcess.drain();
     redis.disconnect();
   };
   return { proxy, ctx, target, close };
@@ -298,7 +308,7 @@ async function redatingNotes(accountId: Types.ObjectId): Promise<string[][]> {
 
 /** The transactions stored on a ledger that were re-dated, by id. */
 async function redated(accountId: Types.ObjectId): Promise<string[]> {
-  const history = await storageFor(env.t.app.db.models).journal.history(accountId);
+  const history = await env.t.app.storage.journal.history(accountId);
   return (history?.transactions ?? [])
     .filter((t) => t.originalTransactionDate !== null)
     .map((t) => t.transactionId)
@@ -306,7 +316,7 @@ async function redated(accountId: Types.ObjectId): Promise<string[]> {
 }
 
 const reconciledNotes = async (external: string) => {
-  const read = await readBackAccount({ models: env.t.app.db.models }, env.supplier, external, new Date());
+  const read = await readBackAccount({ storage: env.t.app.storage }, env.supplier, external, new Date());
   if (!read.ok) throw new Error(read.code);
   return read.body.notes;
 };

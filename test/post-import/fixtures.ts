@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { LightMyRequestResponse } from 'fastify';
-import { accountIdFor } from '../../src/creation/create-account.js';
+import { accountIdFor } from '../../src/storage/records/created-accounts.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import { dayAfter } from '../../src/domain/dates.js';
-import { storageFor } from '../../src/storage/index.js';
 
 export type LedgerSeed = {
   code: string;
@@ -74,7 +73,7 @@ export async function seedAccount(
     accountType: 'DOMESTIC',
     billingName: 'Cliente de Prueba',
   });
-  await storageFor(models).journal.open(
+  await env.t.app.storage.journal.open(
     account._id,
     {
       ledgers: ledgers.map((l, position) => ({
@@ -96,7 +95,7 @@ export async function seedAccount(
 
 /** One ledger of an account as its journal holds it: its state and the transactions stored on it. */
 export async function ledgerView(env: PostImportEnv, accountId: Types.ObjectId, code = 'ELECTRICITY') {
-  const history = await storageFor(env.t.app.db.models).journal.history(accountId);
+  const history = await env.t.app.storage.journal.history(accountId);
   const ledger = history?.head.ledgers.find((l) => l.code === code);
   if (!history || !ledger) throw new Error(`no ledger ${code} on account ${accountId.toHexString()}`);
   return {

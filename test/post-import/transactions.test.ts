@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Types } from 'mongoose';
-import { processKey } from '../../src/models/account-import-process.js';
-import { openDatabase } from '../../src/infra/mongo.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { openDatabase } from '../../src/storage/database.js';
 import { oneOffConnection } from '../../src/infra/redis.js';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
-import { importTransactions } from '../../src/post-import/transactions.js';
-import { storageFor } from '../../src/storage/index.js';
+import { AccountLocks } from '../../src/use-cases/post-import/account-lock.js';
+import { importTransactions } from '../../src/use-cases/post-import/transactions.js';
+import { createStorage } from '../../src/storage/index.js';
 import { POST_IMPORT_LIMITS } from '../../src/schemas/post-import.js';
 import { startHoldingProxy } from '../support/mongo-proxy.js';
 import {
@@ -255,8 +255,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
     try {
       const held = proxy.holdNext('insert', 'ledger_journal');
       const slow = importTransactions(
-        db.models,
-        storageFor(db.models).journal,
+        createStorage(db, { config: env.t.config }),
         locks,
         {
           accountId,
@@ -294,7 +293,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
   it('writes nothing for a batch that fails, not even its re-dating note', async () => {
     const { external, accountId } = await freshAccount();
     await importTxns(external, [payment('F2', '2025-06-10')]);
-    const before = await storageFor(env.t.app.db.models).journal.history(accountId);
+    const before = await env.t.app.storage.journal.history(accountId);
     // F1 would be re-dated (with a pinned note), but F2 is already there and may not be.
     const res = await importTxns(
       external,
@@ -302,7 +301,7 @@ describe('POST /v1/data-import/transactions/create/', () => {
       '?check_previously_added=false',
     );
     expect(res.statusCode).toBe(400);
-    const after = await storageFor(env.t.app.db.models).journal.history(accountId);
+    const after = await env.t.app.storage.journal.history(accountId);
     expect(after?.head.seq).toBe(before?.head.seq);
     expect(await env.t.app.db.models.Note.countDocuments({ accountId })).toBe(0);
   });

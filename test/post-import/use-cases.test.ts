@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Types } from 'mongoose';
 import { pino } from 'pino';
-import { createAccount } from '../../src/creation/create-account.js';
-import { stageAccount } from '../../src/creation/staging.js';
+import { createAccount } from '../../src/use-cases/creation/from-process.js';
+import { stageAccount } from '../../src/use-cases/creation/staging.js';
 import {
   validateNotesImport,
   validateTransactionsImport,
@@ -10,14 +10,12 @@ import {
   type ValidationResult,
 } from '../../src/domain/validation/index.js';
 import { jobId } from '../../src/jobs/catalog.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { postImportContext, type PostImportContext } from '../../src/post-import/context.js';
-import { runNotesImport } from '../../src/post-import/notes.js';
-import { resolveTarget, type FindSupplier } from '../../src/post-import/target.js';
-import { runTransactionsImport } from '../../src/post-import/transactions.js';
-import type { VerifyOutcome } from '../../src/post-import/outcomes.js';
-import { storageFor } from '../../src/storage/index.js';
-import { findSupplierDocument } from '../../src/storage/suppliers.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { postImportContext, type PostImportContext } from '../../src/use-cases/post-import/context.js';
+import { runNotesImport } from '../../src/use-cases/post-import/notes.js';
+import { resolveTarget, type FindSupplier } from '../../src/use-cases/post-import/target.js';
+import { runTransactionsImport } from '../../src/use-cases/post-import/transactions.js';
+import type { VerifyOutcome } from '../../src/use-cases/post-import/outcomes.js';
 import { validAccountPayload } from '../domain/fixtures.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -43,9 +41,9 @@ beforeAll(async () => {
   await t.ops.createSupplier(SUPPLIER, ORG, { documentRoot: 'migrations/use-cases' });
   await t.ops.ensureTeam(TEAM);
   const organisationId = new Types.ObjectId(organisation.id);
-  findSupplier = (code) => findSupplierDocument(models, code, organisationId);
+  findSupplier = (code) => t.app.storage.suppliers.find(code, organisationId);
 
-  const staged = await stageAccount(models, {
+  const staged = await stageAccount(t.app.storage, {
     organisationId,
     importSupplier: SUPPLIER,
     externalAccountNumber: EXTERNAL,
@@ -59,7 +57,7 @@ beforeAll(async () => {
   expect(staged).toMatchObject({ status: 'created' });
   const team = await models.OperationsTeam.findOne({ name: TEAM }).orFail();
   const created = await createAccount(
-    { db: t.app.db, config: t.config, clock: () => new Date() },
+    { storage: t.app.storage, config: t.config, clock: () => new Date() },
     {
       processId: processKey(SUPPLIER, EXTERNAL),
       operationsTeamId: team._id.toHexString(),
@@ -72,11 +70,12 @@ beforeAll(async () => {
 
   const queues = t.app.queues;
   ctx = postImportContext({
-    models,
+    storage: t.app.storage,
     redis: t.app.redis,
     config: t.config,
     clock: () => new Date(),
     webhooks: () => queues.queue('webhooks'),
+    webhookProcess: t.app.webhooks,
     verifications: {
       removeFinished: (id) => queues.removeFinished('payment-verification', id),
       verify: (data, options) =>
@@ -139,7 +138,7 @@ describe('post-import use cases without the HTTP layer', () => {
       'TRANSACTION_ADDED_TO_ACCOUNT',
       'TRANSACTION_ADDED_TO_ACCOUNT',
     ]);
-    const history = await storageFor(t.app.db.models).journal.history(accountId);
+    const history = await t.app.storage.journal.history(accountId);
     expect(
       history?.transactions
         .filter((tx) => tx.transactionId.startsWith('UC-'))

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processKey } from '../../src/models/account-import-process.js';
-import { stagedPayloadModel } from '../../src/models/staged-payload.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { stagedPayloadModel } from '../../src/storage/models/staged-payload.js';
 import { onStart } from '../../src/domain/import-process/state.js';
-import { ProcessEventLog } from '../../src/storage/process-events.js';
-import { progressCountersOf, type ProgressCounters } from '../../src/storage/progress-counters.js';
+import { ProcessEventLog } from '../../src/storage/processes/process-events.js';
+import type { ProgressCounters } from '../../src/storage/progress/progress-counters.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -110,10 +110,10 @@ describe('cohort progress', () => {
     // two). The next progress read repairs it from the process's history.
     expect((await v1.stage(accountPayload('X-1'))).statusCode).toBe(201);
     externals.push('X-1');
-    const real = progressCountersOf(t.app.db.models)!;
+    const real = t.app.storage.progress!;
     const dying = Object.create(real) as ProgressCounters;
     dying.apply = () => Promise.reject(new Error('killed'));
-    const log = new ProcessEventLog(t.app.db.models.ImportEvent, () => dying);
+    const log = new ProcessEventLog(t.app.db.models.ImportEvent, dying, null, t.app.storage.webhooks.outbox);
     const crashed = log.append(
       {
         key: processKey(SUPPLIER, 'X-1'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ratesOf } from '../../src/progress/cohort.js';
+import { ratesOf } from '../../src/use-cases/progress/cohort.js';
 
 /** 16 per-minute counts, oldest first, the last being the current minute. */
 const minutes = (...recent: number[]) =>

@@ -1,13 +1,14 @@
 import type { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/infra/mongo.js';
-import { noteDedupKey } from '../../src/models/note.js';
-import { noteIdFor } from '../../src/models/record-ids.js';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
-import { importNotes } from '../../src/post-import/notes.js';
-import { storageFor } from '../../src/storage/index.js';
-import { LedgerJournal } from '../../src/storage/ledger-journal.js';
-import { insertActiveInstruction } from '../../src/storage/payment-instructions.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { noteDedupKey } from '../../src/storage/models/note.js';
+import { noteIdFor } from '../../src/storage/models/record-ids.js';
+import { AccountLocks } from '../../src/use-cases/post-import/account-lock.js';
+import { importNotes } from '../../src/use-cases/post-import/notes.js';
+import { createStorage } from '../../src/storage/index.js';
+import { LedgerJournal } from '../../src/storage/journal/ledger-journal.js';
+import { depsOf } from '../../src/storage/journal/journal-deps.js';
+import { insertActiveInstruction } from '../../src/storage/records/payment-instructions.js';
 import { startHoldingProxy } from '../support/mongo-proxy.js';
 import { seedAccount, startPostImportEnv, type PostImportEnv } from '../post-import/fixtures.js';
 import { reconciliationFor } from './support.js';
@@ -67,8 +68,7 @@ describe('the note count', () => {
     // A process writing the note dies while its journal insert (the count) is on the wire.
     const held = proxy.holdNext('insert', 'ledger_journal');
     const dying = importNotes(
-      db.models,
-      storageFor(db.models).journal,
+      createStorage(db, { config: env.t.config }),
       new AccountLocks(env.t.app.redis, env.t.config.QUEUE_PREFIX),
       account._id,
       [note],
@@ -184,7 +184,7 @@ describe('the head hint', () => {
     const before = await read('CNT-STALE');
     await env.t.app.db.models.JournalHead.updateOne({ _id: account._id.toHexString() }, { $set: { seq: 1 } });
     // A process that never wrote this account: no head of its own to start from.
-    const cold = new LedgerJournal(env.t.app.db.models.JournalEntry);
+    const cold = new LedgerJournal(env.t.app.db.models.JournalEntry, depsOf(env.t.app.db.models));
     const state = await cold.state(account._id);
     expect(state?.seq).toBe(6);
     expect(state?.ledgers[0]?.transactionCount).toBe(6);
@@ -212,7 +212,7 @@ describe('the head hint', () => {
       const reads = async (accountId: Types.ObjectId) => {
         entryReads.mockClear();
         hintReads.mockClear();
-        const state = await new LedgerJournal(JournalEntry).state(accountId);
+        const state = await new LedgerJournal(JournalEntry, depsOf(env.t.app.db.models)).state(accountId);
         return { entries: entryReads.mock.calls.length, hints: hintReads.mock.calls.length, state };
       };
       const a = await reads(small);

@@ -1,11 +1,10 @@
 import type { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noteDedupKey } from '../../src/models/note.js';
-import { noteIdFor } from '../../src/models/record-ids.js';
-import { storageFor } from '../../src/storage/index.js';
-import type { JournalRecords, StoredTransaction } from '../../src/storage/ledger-journal.js';
-import { insertNotes } from '../../src/storage/notes.js';
-import { insertActiveInstruction } from '../../src/storage/payment-instructions.js';
+import { noteDedupKey } from '../../src/storage/models/note.js';
+import { noteIdFor } from '../../src/storage/models/record-ids.js';
+import type { JournalRecords, StoredTransaction } from '../../src/storage/journal/ledger-journal.js';
+import { insertNotes } from '../../src/storage/records/notes.js';
+import { insertActiveInstruction } from '../../src/storage/records/payment-instructions.js';
 import { seedAccount, startPostImportEnv, type PostImportEnv } from '../post-import/fixtures.js';
 import { independentDigest, reconciliationFor } from './support.js';
 
@@ -58,7 +57,7 @@ const ledgerState = (
 /** Replaces the account's journal with entries in the shape written before the figures were kept. */
 async function writeOldJournal(accountId: Types.ObjectId) {
   const { JournalEntry } = env.t.app.db.models;
-  const journal = storageFor(env.t.app.db.models).journal;
+  const journal = env.t.app.storage.journal;
   await JournalEntry.deleteMany({
     _id: { $in: [0, 1, 2, 3].map((seq) => `${accountId.toHexString()}:${seq}`) },
   });
@@ -174,7 +173,7 @@ describe('an account written before the figures were kept', () => {
       vendorDetails: {},
     });
     // A process that has not read this account before (the app's own cache never saw the old entries).
-    storageFor(models).journal['heads'].clear();
+    env.t.app.storage.journal['heads'].clear();
 
     const recon = reconciliationFor(env.t, env.headers);
     const first = await recon.get(env.supplier, 'OLD-1');
@@ -251,7 +250,7 @@ describe('an account written before the figures were kept', () => {
       'figures',
     ]);
     expect((await models.JournalHead.findById(account._id.toHexString()).lean())?.seq).toBe(4);
-    storageFor(models).journal['heads'].clear();
+    env.t.app.storage.journal['heads'].clear();
     expect((await recon.get(env.supplier, 'OLD-1')).json()).toEqual(expected);
     expect(await entries()).toHaveLength(5);
 
@@ -299,7 +298,7 @@ describe('an account written before the figures were kept', () => {
     const { account } = await seedAccount(env, 'OLD-2');
     const { models } = env.t.app.db;
     await writeOldJournal(account._id);
-    storageFor(models).journal['heads'].clear();
+    env.t.app.storage.journal['heads'].clear();
     const res = await env.post('historical-statements/create/', {
       import_supplier: env.supplier,
       external_account_number: 'OLD-2',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { batchedDelete, batchedSet } from '../../src/storage/group-commit.js';
-import { batchedInsert } from '../../src/storage/insert-batcher.js';
+import { batchedDelete, batchedSet } from '../../src/storage/write-path/group-commit.js';
+import { batchedInsert } from '../../src/storage/write-path/insert-batcher.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // The group commit shares one command among concurrent callers (inserts, sets and deletes by `_id`): a document or

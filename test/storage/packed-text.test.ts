@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
-import { packText, unpackText } from '../../src/storage/packed-text.js';
+import { packText, unpackText } from '../../src/storage/write-path/packed-text.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 
 describe('packed text', () => {

@@ -1,11 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Clock } from '../../src/auth/tokens.js';
-import { Operations } from '../../src/admin/operations.js';
-import { createApiServer } from '../../src/api/instance.js';
+import { Operations } from '../../src/use-cases/admin/operations.js';
+import { createApiServer } from '../../src/api/http/instance.js';
 import type { Config } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
 import { testConfig } from './env.js';
 import { enforceContract } from './openapi-contract.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tests only: the database the app's storage is built on, to look at what was written. */
+    db: Database;
+  }
+}
 
 export type TestApp = { app: FastifyInstance; config: Config; ops: Operations; close: () => Promise<void> };
 
@@ -20,12 +28,18 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const config = testConfig(options.env);
-  const app = await createApiServer(config, { clock: options.clock, logStream: options.logStream });
+  const db = await openDatabase(config);
+  const app = await createApiServer(config, {
+    clock: options.clock,
+    logStream: options.logStream,
+    database: db,
+  });
+  app.decorate('db', db);
   options.extend?.(app);
   await app.ready();
   // Every answer a test receives is checked against the served OpenAPI document.
   const contract = await enforceContract(app);
-  const ops = new Operations(app.db.models, config.API_KEY_HASH_SECRET);
+  const ops = new Operations(app.storage, config.API_KEY_HASH_SECRET);
   return {
     app,
     config,

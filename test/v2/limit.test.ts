@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CreationSlots } from '../../src/creation/slots.js';
-import { processEventId } from '../../src/models/import-event.js';
-import { processKey } from '../../src/models/account-import-process.js';
+import { CreationSlots } from '../../src/use-cases/creation/slots.js';
+import { processEventId } from '../../src/storage/models/import-event.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -14,7 +14,7 @@ import {
 } from '../creation/support.js';
 import { eventNames, inMs, v2For, type V2 } from './support.js';
 import { Webhook } from 'standardwebhooks';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
 import { startReceiver } from '../webhooks/receiver.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 
@@ -82,7 +82,7 @@ describe('the global creation limit', () => {
     { timeout: 1_200_000 },
     async () => {
       const receiver = await startReceiver();
-      const endpoint = await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url, [
+      const endpoint = await new WebhookOperations(t.app.storage, t.config).add(ORG, receiver.url, [
         'data_import.import_process.complete-v1',
       ]);
       const slots = new CreationSlots(t.app.redis, t.config);

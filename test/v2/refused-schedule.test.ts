@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadStagedPayload, payloadHash } from '../../src/creation/staging.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
+import { payloadHash } from '../../src/storage/processes/import-processes.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/mongo-proxy.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM } from '../creation/support.js';
@@ -57,6 +56,7 @@ it('a schedule refused because the waiting task started in the meantime leaves t
   const external = 'REFUSED-1';
   const key = processKey(SUPPLIER, external);
   const models = podA.app.db.models;
+  const storage = podA.app.storage;
   const first = await viaA.schedule(withName(external, 'First'), later());
   expect(first.statusCode, first.body).toBe(201);
   const stagedAt = (await models.AccountImportProcess.findById(key).lean())!.stagedAt;
@@ -73,7 +73,7 @@ it('a schedule refused because the waiting task started in the meantime leaves t
     importSupplier: SUPPLIER,
     externalAccountNumber: external,
   };
-  const started = await startTaskAsWorker(models, identity);
+  const started = await startTaskAsWorker(storage, identity);
   expect(started.state.status).toBe('IN_PROGRESS');
   proxy.release();
 
@@ -81,31 +81,31 @@ it('a schedule refused because the waiting task started in the meantime leaves t
   expect(refused.statusCode, refused.body).toBe(400);
   expect(refused.json().code).toBe('account_import_in_progress');
   // Nothing changed: the staged payload and its time are the first schedule's.
-  expect(givenName(await loadStagedPayload(models, key))).toBe('First');
+  expect(givenName(await storage.processes.loadStaged(key))).toBe('First');
   expect((await models.AccountImportProcess.findById(key).lean())!.stagedAt).toEqual(stagedAt);
   // The running task creates from the payload it was scheduled with, found by the hash its event records.
   const task = started.state.task!;
   expect(task.payloadHash).toMatch(/^[0-9a-f]{64}$/);
-  expect(givenName(await loadStagedPayload(models, key, task.payloadHash))).toBe('First');
+  expect(givenName(await storage.processes.loadStaged(key, task.payloadHash))).toBe('First');
 });
 
 it('an accepted schedule makes its payload the staged one; the payload hash stays internal', async () => {
   const external = 'REFUSED-2';
   const key = processKey(SUPPLIER, external);
-  const models = podA.app.db.models;
+  const storage = podA.app.storage;
   expect((await viaA.schedule(withName(external, 'First'), later())).statusCode).toBe(201);
   const second = withName(external, 'Second');
   const replaced = await viaB.schedule(second, later());
   expect(replaced.statusCode, replaced.body).toBe(201);
 
-  expect(givenName(await loadStagedPayload(models, key))).toBe('Second');
-  const state = await storageFor(models).events.state(key);
+  expect(givenName(await storage.processes.loadStaged(key))).toBe('Second');
+  const state = await storage.events.state(key);
   expect(state.status).toBe('PENDING');
   expect(state.task!.payloadHash).toBe(payloadHash(JSON.stringify(second)));
   // The replaced task's payload stays readable by its hash.
-  const history = await storageFor(models).events.history(key);
+  const history = await storage.events.history(key);
   const firstTask = history.find((e) => e.kind === 'SCHEDULED')!;
-  expect(givenName(await loadStagedPayload(models, key, firstTask.data.payload_hash as string))).toBe(
+  expect(givenName(await storage.processes.loadStaged(key, firstTask.data.payload_hash as string))).toBe(
     'First',
   );
   // Neither the status nor the events show it.

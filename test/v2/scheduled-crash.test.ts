@@ -1,14 +1,13 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { taskJobId } from '../../src/creation/schedule.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
+import { taskJobId } from '../../src/use-cases/creation/schedule.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { childEnv, killWorkersWhileTheyWork, startProcess, type Child } from '../creation/processes.js';
 import { recordCounts, setupTenant, SUPPLIER, TEAM, until } from '../creation/support.js';
 import { v2For, type V2 } from './support.js';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 import { workerConnection, type RedisClient } from '../../src/infra/redis.js';
@@ -39,7 +38,7 @@ beforeAll(async () => {
   });
   v2 = v2For(t, (await setupTenant(t, ORG)).headers);
   receiver = await startReceiver();
-  await new WebhookOperations(t.app.db.models, t.config).add(ORG, receiver.url);
+  await new WebhookOperations(t.app.storage, t.config).add(ORG, receiver.url);
   connection = workerConnection(t.config);
   queue = new Queue('account-creation', {
     connection,
@@ -100,9 +99,9 @@ it(
     await until(async () => (await imported()) === ACCOUNTS.length, 'every account to be created', 600_000);
 
     expect(kills).toBe(KILLS);
-    const events = storageFor(models).events;
+    const events = t.app.storage.events;
     for (const ext of ACCOUNTS) {
-      expect((await recordCounts(t.app.db, ext)).accounts).toBe(1);
+      expect((await recordCounts(t.app, ext)).accounts).toBe(1);
       const history = await events.history(processKey(SUPPLIER, ext));
       const kinds = history.map((e) => e.kind);
       expect(kinds.filter((k) => k === 'PROCESSED')).toHaveLength(1);

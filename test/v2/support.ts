@@ -1,8 +1,7 @@
 import { onStart } from '../../src/domain/import-process/state.js';
-import type { Models } from '../../src/models/index.js';
 import { formatUtcDatetime } from '../../src/schemas/primitives.js';
-import { storageFor } from '../../src/storage/index.js';
-import type { ProcessIdentity } from '../../src/storage/process-events.js';
+import type { Storage } from '../../src/storage/index.js';
+import type { ProcessIdentity } from '../../src/storage/processes/process-events.js';
 import type { TestApp } from '../support/app.js';
 import { SUPPLIER } from '../creation/support.js';
 
@@ -40,8 +39,8 @@ export const eventNames = (body: { event: string }[]) =>
   body.map((e) => e.event.replace('EVENT_ACCOUNT_IMPORT_PROCESS_', ''));
 
 /** Records the start of the task a process waits for, as a worker's run `run` would (no worker runs). */
-export function startTaskAsWorker(models: Models, identity: ProcessIdentity, run = 'run-1') {
-  return storageFor(models).events.append(
+export function startTaskAsWorker(storage: Storage, identity: ProcessIdentity, run = 'run-1') {
+  return storage.events.append(
     identity,
     (state) => {
       const decision = onStart(state, run, state.task!.id);

@@ -1,10 +1,9 @@
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskJobId } from '../../src/creation/schedule.js';
+import { taskJobId } from '../../src/use-cases/creation/schedule.js';
 import { onWindowExpired } from '../../src/domain/import-process/state.js';
 import type { JobData } from '../../src/jobs/catalog.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -71,7 +70,7 @@ const resultOf = (ext: string, taskId: number) =>
     const job = await queue.getJob(taskJobId(keyOf(ext), taskId));
     return (await job?.isCompleted()) ? (job!.returnvalue as Record<string, unknown>) : null;
   }, `task ${taskId} of ${ext}`);
-const events = () => storageFor(t.app.db.models).events;
+const events = () => t.app.storage.events;
 const identityOf = async (ext: string) => {
   const process = (await t.app.db.models.AccountImportProcess.findById(keyOf(ext)).lean())!;
   return {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { onFinish } from '../../src/domain/import-process/state.js';
-import { storageFor } from '../../src/storage/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { accountPayload, setupTenant, SUPPLIER, TEAM } from '../creation/support.js';
 import { inMs, startTaskAsWorker, v2For, type V2 } from './support.js';
@@ -44,10 +43,10 @@ it('a cancel through pod A after the task ended ERRORED and was scheduled again 
     externalAccountNumber: external,
   };
   // Pod A sees the task start (it caches IN_PROGRESS)...
-  const started = await startTaskAsWorker(podA.app.db.models, identity);
+  const started = await startTaskAsWorker(podA.app.storage, identity);
   expect(started.state.status).toBe('IN_PROGRESS');
   // ...pod B (a worker's view) records the run ERRORED, and the account is scheduled again through pod B.
-  const eventsB = storageFor(podB.app.db.models).events;
+  const eventsB = podB.app.storage.events;
   const error = { code: 'internal_error', detail: 'The run failed.', domain: 'import_process' };
   await eventsB.append(
     identity,

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreationSlots } from '../../src/creation/slots.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { loadStagedPayload } from '../../src/creation/staging.js';
-import { storageFor } from '../../src/storage/index.js';
-import { taskJobId } from '../../src/creation/schedule.js';
-import { processEventId } from '../../src/models/import-event.js';
+import { CreationSlots } from '../../src/use-cases/creation/slots.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { taskJobId } from '../../src/use-cases/creation/schedule.js';
+import { processEventId } from '../../src/storage/models/import-event.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -133,7 +131,7 @@ describe('schedule refusals change nothing', () => {
       errors: [{ attr: 'operations_team_name' }],
     });
     expect((await v2.status('T-1')).statusCode).toBe(404);
-    expect(await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'T-1'))).toBeNull();
+    expect(await t.app.storage.processes.loadStaged(processKey(SUPPLIER, 'T-1'))).toBeNull();
   });
 });
 
@@ -227,7 +225,7 @@ describe('scheduled creation', () => {
     expect((await statusOf('C-1')).status).toBe('CANCELLED');
     expect((await v1.status('C-1')).json().status).toBe('UNKNOWN');
     expect(await t.app.db.models.Account.exists({ externalAccountNumber: 'C-1' })).toBeNull();
-    expect(await loadStagedPayload(t.app.db.models, processKey(SUPPLIER, 'C-1'))).not.toBeNull();
+    expect(await t.app.storage.processes.loadStaged(processKey(SUPPLIER, 'C-1'))).not.toBeNull();
 
     expect((await v1.create('C-1')).statusCode).toBe(201);
     expect(eventNames((await v2.events('C-1')).json())).toEqual([
@@ -345,19 +343,19 @@ describe('v1 and v2 share one state and history', () => {
     expect(queued.json().code).toBe('account_import_in_progress');
     await slots.release(identity.key);
     // A run in progress: its STARTED recorded, its slot held.
-    await storageFor(models).events.append(
+    await t.app.storage.events.append(
       identity,
       () => ({ event: { kind: 'STARTED', data: {}, run: 'elsewhere' }, result: null }),
       new Date(),
     );
     await slots.acquire(identity.key, 'api');
     try {
-      const before = await loadStagedPayload(models, identity.key);
+      const before = await t.app.storage.processes.loadStaged(identity.key);
       expect(before?.text).toContain('"I-3"');
       const scheduled = await v2.schedule({ ...withTeam('I-3'), billing_name: 'Changed' });
       expect(scheduled.statusCode).toBe(400);
       expect(scheduled.json().code).toBe('account_import_in_progress');
-      expect(await loadStagedPayload(models, identity.key)).toEqual(before);
+      expect(await t.app.storage.processes.loadStaged(identity.key)).toEqual(before);
       expect((await v1.create('I-3')).json().code).toBe('account_import_in_progress');
       expect((await statusOf('I-3')).status).toBe('IN_PROGRESS');
     } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedVendor } from '../../src/vendors/simulated.js';
+import { SimulatedVendor } from '../../src/infra/vendors/simulated.js';
 
 const verify = (vendor: SimulatedVendor, reference: string) =>
   vendor.verify({ reference, type: 'CARD' }).then((v) => v.kind);

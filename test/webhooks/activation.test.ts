@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
-import { webhookStore } from '../../src/storage/webhooks.js';
-import { relayEvents } from '../../src/webhooks/relay.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { relayEvents } from '../../src/use-cases/webhooks/relay.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -33,7 +31,7 @@ beforeAll(async () => {
   });
   await createTenant(t, ORG, SUPPLIER);
   await createTenant(t, REMOVAL_ORG, REMOVAL_SUPPLIER);
-  hooks = new WebhookOperations(t.app.db.models, t.config);
+  hooks = new WebhookOperations(t.app.storage, t.config);
   workers = await startTestWorkers(t.config);
   receiver = await startReceiver();
 });
@@ -51,7 +49,7 @@ let counter = 0;
 async function recordAt(at: Date, { org = ORG, supplier = SUPPLIER, direct = false } = {}) {
   const organisation = await t.app.db.models.Organisation.findOne({ name: org }).lean();
   const external = `ACT-${++counter}`;
-  const event = await storageFor(t.app.db.models).events.recordPostImport(
+  const event = await t.app.storage.events.recordPostImport(
     {
       key: processKey(supplier, external),
       organisationId: organisation!._id,
@@ -68,17 +66,15 @@ async function recordAt(at: Date, { org = ORG, supplier = SUPPLIER, direct = fal
     at,
   );
   await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', {
-    models: t.app.db.models,
-    ...(direct
-      ? { dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() } }
-      : {}),
+    store: t.app.storage.webhooks,
+    ...(direct ? { dispatch: t.app.webhooks } : {}),
   });
   return event;
 }
 
 describe('webhook activation', () => {
   it('an endpoint gets the events from its activation on, though writers remembered there was none', async () => {
-    const reads = vi.spyOn(webhookStore(t.app.db.models), 'liveEndpoints');
+    const reads = vi.spyOn(t.app.storage.webhooks.endpoints, 'live');
     const start = Date.now();
     // Nobody subscribed: written dispatched, and what was read is remembered for half the delay.
     const before = await recordAt(new Date(start));
@@ -137,7 +133,7 @@ describe('webhook activation', () => {
     try {
       const added = await hooks.add(REMOVAL_ORG, r.url);
       const activeFrom = Date.parse(added.active_from);
-      const reads = vi.spyOn(webhookStore(t.app.db.models), 'liveEndpoints');
+      const reads = vi.spyOn(t.app.storage.webhooks.endpoints, 'live');
       // Read once at its activation and remembered: delivered from this process.
       const first = await recordAt(new Date(activeFrom), at);
       await until(async () => r.ids().has(first.eventId), 'the first event');

@@ -1,17 +1,19 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { LEGACY_SCAN_ID } from '../../src/models/webhook-outbox.js';
-import { storageFor } from '../../src/storage/index.js';
-import { ProcessEventLog } from '../../src/storage/process-events.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { LEGACY_SCAN_ID } from '../../src/storage/models/webhook-outbox.js';
+import { ProcessEventLog } from '../../src/storage/processes/process-events.js';
 import { jobId } from '../../src/jobs/catalog.js';
-import { relayEvents } from '../../src/webhooks/relay.js';
+import { relayEvents } from '../../src/use-cases/webhooks/relay.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
-import { webhookStore } from '../../src/storage/webhooks.js';
-import { openSecret } from '../../src/webhooks/secret-box.js';
-import { isPublicAddress, checkWebhookUrl, WebhookLookupTimeout } from '../../src/webhooks/url-guard.js';
+import { openSecret } from '../../src/use-cases/webhooks/secret-box.js';
+import {
+  isPublicAddress,
+  checkWebhookUrl,
+  WebhookLookupTimeout,
+} from '../../src/use-cases/webhooks/url-guard.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { receiverPool } from './receiver.js';
@@ -41,7 +43,7 @@ beforeAll(async () => {
   });
   await createTenant(t, ORG_A, 'HOOKS_A');
   await createTenant(t, ORG_B, 'HOOKS_B');
-  hooks = new WebhookOperations(t.app.db.models, t.config);
+  hooks = new WebhookOperations(t.app.storage, t.config);
   workers = await startTestWorkers(t.config);
 });
 // A test that failed before removing its endpoints must not send its subscriptions into the next tests.
@@ -74,7 +76,7 @@ async function emit(
   const orgDoc = await t.app.db.models.Organisation.findOne({ name: org }).lean();
   const supplier = org === ORG_A ? 'HOOKS_A' : 'HOOKS_B';
   const external = `EXT-${++counter}`;
-  const event = await storageFor(t.app.db.models).events.recordPostImport(
+  const event = await t.app.storage.events.recordPostImport(
     {
       key: processKey(supplier, external),
       organisationId: orgDoc!._id,
@@ -96,10 +98,8 @@ async function emit(
   // As the API and the workers relay: an event with subscribers is dispatched by the relay itself.
   if (options.relay !== false)
     await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', {
-      models: t.app.db.models,
-      ...(options.byJob
-        ? {}
-        : { dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() } }),
+      store: t.app.storage.webhooks,
+      ...(options.byJob ? {} : { dispatch: t.app.webhooks }),
     });
   const doc = await t.app.db.models.ImportEvent.findById(event._id).lean();
   return {
@@ -158,7 +158,7 @@ describe('delivery', () => {
     await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
     expect(await deliveryOf(eventId, endpoint.id)).toMatchObject({ attempts: 1, lastHttpStatus: 200 });
     // Marked dispatched once its deliveries are written: right after, not before.
-    await until(async () => !(await webhookStore(t.app.db.models).undispatched(key)), 'marked dispatched');
+    await until(async () => !(await t.app.storage.webhooks.outbox.undispatched(key)), 'marked dispatched');
     await hooks.remove(ORG_A, endpoint.id);
   });
 
@@ -178,7 +178,7 @@ describe('delivery', () => {
       expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
       await until(async () => (await deliveryOf(eventId, endpoint.id))?.status === 'delivered', 'delivered');
       await until(
-        async () => !(await webhookStore(t.app.db.models).undispatched(key)),
+        async () => !(await t.app.storage.webhooks.outbox.undispatched(key)),
         'the event marked dispatched (its outbox entry gone)',
       );
       expect(await queue.getJobState(jobId('dispatch', eventId))).toBe('unknown');
@@ -323,7 +323,7 @@ describe('who receives what', () => {
     // Written dispatched, or its outbox entry gone since.
     const dispatched = async (eventId: string) => {
       const event = await t.app.db.models.ImportEvent.findOne({ eventId }).lean();
-      return !!event && !(await webhookStore(t.app.db.models).undispatched(event._id));
+      return !!event && !(await t.app.storage.webhooks.outbox.undispatched(event._id));
     };
     const deliveriesOf = (eventId: string) => t.app.db.models.WebhookDelivery.countDocuments({ eventId });
     expect(await hooks.list(ORG_B)).toEqual([]);
@@ -332,7 +332,7 @@ describe('who receives what', () => {
     expect(unheard.recorded.dispatched).toBe(true);
     expect(await dispatched(unheard.eventId)).toBe(true);
     await relayEvents(t.app.queues.queue('webhooks'), [unheard.recorded], 'test', {
-      models: t.app.db.models,
+      store: t.app.storage.webhooks,
     });
     expect(await t.app.queues.queue('webhooks').getJobState(jobId('dispatch', unheard.eventId))).toBe(
       'unknown',
@@ -344,8 +344,9 @@ describe('who receives what', () => {
     const orgB = await t.app.db.models.Organisation.findOne({ name: ORG_B }).lean();
     const blind = new ProcessEventLog(
       t.app.db.models.ImportEvent,
-      () => null,
+      null,
       () => Promise.reject(new Error('endpoints unreadable')),
+      t.app.storage.webhooks.outbox,
     );
     const undecided = await blind.recordPostImport(
       {
@@ -364,7 +365,7 @@ describe('who receives what', () => {
       new Date(),
     );
     expect(await dispatched(undecided.eventId)).toBe(false);
-    await relayEvents(t.app.queues.queue('webhooks'), [undecided], 'test', { models: t.app.db.models });
+    await relayEvents(t.app.queues.queue('webhooks'), [undecided], 'test', { store: t.app.storage.webhooks });
     expect(await dispatched(undecided.eventId)).toBe(true);
     expect(await t.app.queues.queue('webhooks').getJobState(jobId('dispatch', undecided.eventId))).toBe(
       'unknown',
@@ -438,8 +439,8 @@ describe('who receives what', () => {
       events.map((e) => e.recorded),
       'test',
       {
-        models: t.app.db.models,
-        dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() },
+        store: t.app.storage.webhooks,
+        dispatch: t.app.webhooks,
       },
     );
     await until(async () => events.every((e) => r.ids().has(e.eventId)), 'every event delivered');
@@ -454,12 +455,12 @@ describe('who receives what', () => {
 
   it('a page its process never emptied (the process died) is expanded by the sweep: its events delivered, none twice', async () => {
     const { WebhookOutbox } = t.app.db.models;
-    const store = webhookStore(t.app.db.models);
+    const store = t.app.storage.webhooks;
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     // One event delivered already, one never dispatched: a dead writer's page holds both.
     const done = await emit(ORG_A);
-    await until(async () => !(await store.undispatched(done.key)), 'the first event dispatched');
+    await until(async () => !(await store.outbox.undispatched(done.key)), 'the first event dispatched');
     const left = await emit(ORG_A, { relay: false });
     await dropCover(left.key);
     const page = {
@@ -470,7 +471,8 @@ describe('who receives what', () => {
     await WebhookOutbox.insertMany([page]);
     await until(async () => r.ids().has(left.eventId), 'the undispatched event delivered');
     await until(async () => !(await WebhookOutbox.exists({ _id: page._id })), 'the page gone');
-    for (const key of page.keys) await until(async () => !(await store.undispatched(key)), 'dispatched');
+    for (const key of page.keys)
+      await until(async () => !(await store.outbox.undispatched(key)), 'dispatched');
     await until(
       async () => (await deliveryOf(left.eventId, endpoint.id))?.status === 'delivered',
       'the delivery settled',
@@ -483,7 +485,7 @@ describe('who receives what', () => {
 
   it('two writers of one history position in a process: the loser leaves its page, the winner’s event stays on one until dispatched', async () => {
     const { WebhookOutbox, ImportEvent } = t.app.db.models;
-    const store = webhookStore(t.app.db.models);
+    const store = t.app.storage.webhooks;
     const orgDoc = await t.app.db.models.Organisation.findOne({ name: ORG_A }).lean();
     const external = `RACE-${++counter}`;
     const identity = {
@@ -494,7 +496,9 @@ describe('who receives what', () => {
     };
     // Two logs of one process (each with its own cache of heads), both told someone is subscribed.
     const subscribed = () => Promise.resolve(true);
-    const [a, b] = [0, 1].map(() => new ProcessEventLog(ImportEvent, () => null, subscribed));
+    const [a, b] = [0, 1].map(
+      () => new ProcessEventLog(ImportEvent, null, subscribed, t.app.storage.webhooks.outbox),
+    );
     const processed = () => ({
       event: { kind: 'PROCESSED' as const, data: { kraken_account_number: 'A-0000000A' }, run: 'run-1' },
       result: null,
@@ -507,10 +511,10 @@ describe('who receives what', () => {
     expect(new Set(keys).size).toBe(3);
     expect(lost.state.seq).toBe(won.state.seq + 1);
     // Every event written undispatched is on a page, the winner's too.
-    for (const key of keys) expect(await store.undispatched(key)).toBe(true);
+    for (const key of keys) expect(await store.outbox.undispatched(key)).toBe(true);
     expect(await WebhookOutbox.countDocuments({ _id: { $in: keys } })).toBe(0);
     // Dispatched, the pages go.
-    for (const key of keys) await store.markDispatched(key);
+    for (const key of keys) await store.outbox.markDispatched(key);
     await until(
       async () => (await WebhookOutbox.countDocuments({ keys: { $in: keys } })) === 0,
       'the pages deleted',
@@ -519,13 +523,13 @@ describe('who receives what', () => {
 
   it('the outbox sweep reads its entries only: events from before them are indexed once per database, an entry without its event is forgotten', async () => {
     const { WebhookOutbox, WebhookDue, ImportEvent } = t.app.db.models;
-    const store = webhookStore(t.app.db.models);
+    const store = t.app.storage.webhooks;
     const r = await receiver();
     const endpoint = await hooks.add(ORG_A, r.url);
     // An event an earlier version wrote undispatched: no outbox entry. The sweep, with its once-per-database
     // look at the events not done yet, gives it one and delivers it; then that look is done for good.
     const legacy = await emit(ORG_A, { relay: false });
-    expect(await store.undispatched(legacy.key)).toBe(true);
+    expect(await store.outbox.undispatched(legacy.key)).toBe(true);
     await dropCover(legacy.key);
     await WebhookOutbox.deleteOne({ _id: LEGACY_SCAN_ID });
     await until(
@@ -533,7 +537,7 @@ describe('who receives what', () => {
       'the event from before the outbox entries, delivered',
     );
     expect(await WebhookOutbox.exists({ _id: LEGACY_SCAN_ID })).toBeTruthy();
-    expect(await store.undispatched(legacy.key)).toBe(false);
+    expect(await store.outbox.undispatched(legacy.key)).toBe(false);
     await until(
       async () => (await deliveryOf(legacy.eventId, endpoint.id))?.status === 'delivered',
       'settled',
@@ -546,14 +550,14 @@ describe('who receives what', () => {
     // Dispatched again (its entry back, as the look above gives one to an event dispatched since): no second
     // delivery, no send, and nothing left counted as undelivered.
     await WebhookOutbox.insertMany([{ _id: legacy.key, occurredAt: new Date(Date.now() - 60_000) }]);
-    await until(async () => !(await store.undispatched(legacy.key)), 'the event dispatched again');
+    await until(async () => !(await store.outbox.undispatched(legacy.key)), 'the event dispatched again');
     const undelivered = redisKeys(t.config.QUEUE_PREFIX).webhooks.undelivered;
     expect(await t.app.redis.zscore(undelivered, `${legacy.eventId}.${endpoint.id}`)).toBeNull();
     // Done once: an undispatched event without an entry is not looked for again.
     const later = await emit(ORG_A, { relay: false });
     await dropCover(later.key);
-    expect(await store.indexLegacy(new Date())).toBe(0);
-    expect(await store.undispatched(later.key)).toBe(false);
+    expect(await store.outbox.indexLegacy(new Date())).toBe(0);
+    expect(await store.outbox.undispatched(later.key)).toBe(false);
     expect((await ImportEvent.findById(later.key).lean())?.dispatched).toBe(false);
 
     // An entry whose event was never written (its writer died in between): kept while the insert may still be
@@ -564,9 +568,12 @@ describe('who receives what', () => {
       occurredAt: new Date(Date.now() - 2 * 60 * 60_000),
     };
     await WebhookOutbox.insertMany([young, old]);
-    await until(async () => !(await store.undispatched(old._id)), 'the old entry without an event forgotten');
-    await store.forgetUnwritten(young._id, new Date(Date.now() - 60 * 60_000));
-    expect(await store.undispatched(young._id)).toBe(true);
+    await until(
+      async () => !(await store.outbox.undispatched(old._id)),
+      'the old entry without an event forgotten',
+    );
+    await store.outbox.forgetUnwritten(young._id, new Date(Date.now() - 60 * 60_000));
+    expect(await store.outbox.undispatched(young._id)).toBe(true);
     await WebhookOutbox.deleteOne({ _id: young._id });
     expect(r.received.filter((x) => x.id === legacy.eventId)).toHaveLength(1);
     await hooks.remove(ORG_A, endpoint.id);
@@ -578,8 +585,8 @@ describe('who receives what', () => {
     const { eventId, key, organisationId } = await emit(ORG_A, { relay: false });
     // Dispatched as the dispatch job does it, but the delivery's job never reaches the queue: what a failover
     // loses when the old master had not replicated it.
-    const store = webhookStore(t.app.db.models);
-    const live = (await store.liveEndpoints(organisationId)).filter(
+    const store = t.app.storage.webhooks;
+    const live = (await store.endpoints.live(organisationId)).filter(
       (e) => e._id.toHexString() === endpoint.id,
     );
     const { WebhookDue, WebhookOutbox } = t.app.db.models;
@@ -588,8 +595,8 @@ describe('who receives what', () => {
     const older = await emit(ORG_A, { relay: false });
     const [delivery, legacy] = await Promise.all(
       [key, older.key].map(async (k) => {
-        const [made] = await store.createDeliveries((await store.event(k))!, live, new Date());
-        await store.markDispatched(k);
+        const [made] = await store.deliveries.create((await store.outbox.event(k))!, live, new Date());
+        await store.outbox.markDispatched(k);
         return made!;
       }),
     );
@@ -604,7 +611,7 @@ describe('who receives what', () => {
     );
     for (const d of [delivery!, legacy!]) {
       await until(
-        async () => (await store.delivery(d.id))?.status === 'delivered',
+        async () => (await store.deliveries.find(d.id))?.status === 'delivered',
         'the delivery recorded delivered',
       );
       // Settled, then its due entry deleted: the entry goes right after the delivery's update.
@@ -617,10 +624,10 @@ describe('who receives what', () => {
     // attempt by the sweep, not read again at every round until then.
     const behind = await emit(ORG_A, { relay: false });
     const nextAttemptAt = new Date(Date.now() + 60 * 60_000);
-    const [later] = await store.createDeliveries((await store.event(behind.key))!, live, new Date(), [
+    const [later] = await store.deliveries.create((await store.outbox.event(behind.key))!, live, new Date(), [
       { status: 'pending', attempts: 1, lastHttpStatus: 503, nextAttemptAt },
     ]);
-    await store.markDispatched(behind.key);
+    await store.outbox.markDispatched(behind.key);
     await WebhookDue.updateOne({ _id: later!.id }, { $set: { dueAt: new Date(Date.now() - 60_000) } });
     await until(
       async () => (await WebhookDue.findById(later!.id).lean())?.dueAt.getTime() === nextAttemptAt.getTime(),
@@ -713,7 +720,7 @@ describe('the URL guard', () => {
     await expect(
       checkWebhookUrl('https://hangs.example/x', false, { lookupTimeoutMs: 200, resolve: never }),
     ).rejects.toThrow(new WebhookLookupTimeout('the host hangs.example did not resolve within 200 ms'));
-    const strict = new WebhookOperations(t.app.db.models, { ...t.config, WEBHOOK_ALLOW_PRIVATE: false });
+    const strict = new WebhookOperations(t.app.storage, { ...t.config, WEBHOOK_ALLOW_PRIVATE: false });
     await expect(strict.add(ORG_A, 'https://127.0.0.1/hooks')).rejects.toThrow(/refused/);
   });
 });

@@ -1,16 +1,15 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
-import { webhookStore } from '../../src/storage/webhooks.js';
-import { relayEvents } from '../../src/webhooks/relay.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { relayEvents } from '../../src/use-cases/webhooks/relay.js';
 import { deliveryJobId } from '../../src/jobs/catalog.js';
-import type { DispatchedEvent } from '../../src/storage/webhooks.js';
-import { dispatchEvent } from '../../src/webhooks/dispatch-event.js';
-import { DirectDeliveries, directAttemptMs } from '../../src/webhooks/direct-deliveries.js';
-import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
+import type { DispatchedEvent } from '../../src/storage/webhooks/webhook-outbox.js';
+import { dispatchEvent } from '../../src/use-cases/webhooks/dispatch-event.js';
+import { directAttemptMs } from '../../src/use-cases/webhooks/direct-deliveries.js';
+import { WebhookFleetState } from '../../src/use-cases/webhooks/fleet-state.js';
+import { createWebhookProcess, type WebhookProcess } from '../../src/use-cases/webhooks/webhook-process.js';
 import { startTestApp, createTenant, type TestApp } from '../support/app.js';
 import { startTestWorkers, until, type TestWorkers } from '../creation/support.js';
 import { receiverPool } from './receiver.js';
@@ -40,7 +39,7 @@ beforeAll(async () => {
     },
   });
   await createTenant(t, ORG, SUPPLIER);
-  hooks = new WebhookOperations(t.app.db.models, t.config);
+  hooks = new WebhookOperations(t.app.storage, t.config);
   workers = await startTestWorkers(t.config);
 });
 afterAll(async () => {
@@ -54,7 +53,7 @@ let counter = 0;
 async function emit(relay = true) {
   const org = await t.app.db.models.Organisation.findOne({ name: ORG }).lean();
   const external = `EXT-${++counter}`;
-  const event = await storageFor(t.app.db.models).events.recordPostImport(
+  const event = await t.app.storage.events.recordPostImport(
     {
       key: processKey(SUPPLIER, external),
       organisationId: org!._id,
@@ -72,8 +71,8 @@ async function emit(relay = true) {
   );
   if (relay)
     await relayEvents(t.app.queues.queue('webhooks'), [event], 'test', {
-      models: t.app.db.models,
-      dispatch: { redis: t.app.redis, prefix: t.config.QUEUE_PREFIX, clock: () => new Date() },
+      store: t.app.storage.webhooks,
+      dispatch: t.app.webhooks,
     });
   return event;
 }
@@ -173,38 +172,32 @@ describe('direct deliveries', () => {
     }
   }
 
-  /** Dispatches a new event with `direct`, a process's own direct deliveries as the API and workers attach them. */
-  async function dispatchDirect(direct: DirectDeliveries) {
+  /** Dispatches a new event with `own`'s direct deliveries, a process's own as the API and workers build them. */
+  async function dispatchDirect(own: WebhookProcess) {
     const event = await emit(false);
-    const store = webhookStore(t.app.db.models);
-    const [row] = await store.liveEndpoints(event.organisationId!);
-    const deps = {
-      store,
-      redis: t.app.redis,
-      prefix: t.config.QUEUE_PREFIX,
-      queue: webhookQueue(),
-      clock: () => new Date(),
-    };
+    const store = t.app.storage.webhooks;
+    const [row] = await store.endpoints.live(event.organisationId!);
+    const deps = { store, fleet: own.fleet, queue: webhookQueue(), clock: () => new Date() };
     await dispatchEvent(deps, event as DispatchedEvent, [row!], 'test', {
       body: event.body!,
-      deliveries: direct,
+      deliveries: own.direct,
     });
     return { event, row: row!, store };
   }
 
-  const directDeliveries = () =>
-    new DirectDeliveries({ config: t.config, log: t.app.log, redis: t.app.redis, clock: () => new Date() });
-  const undispatched = (key: string) => webhookStore(t.app.db.models).undispatched(key);
+  const ownProcess = () =>
+    createWebhookProcess({ config: t.config, log: t.app.log, redis: t.app.redis, clock: () => new Date() });
+  const undispatched = (key: string) => t.app.storage.webhooks.outbox.undispatched(key);
 
   it('drain waits for the events in flight, their deliveries written after the attempt (what the API and workers do on shutdown)', async () => {
     await heldDispatch(async (held, url) => {
       const endpoint = await hooks.add(ORG, url);
-      const direct = directDeliveries();
-      const { event } = await dispatchDirect(direct);
+      const own = ownProcess();
+      const { event } = await dispatchDirect(own);
       const id = `${event.eventId}.${endpoint.id}`;
       await until(async () => held.length === 1, 'the request held');
       let drained = false;
-      const draining = direct.drain().then(() => (drained = true));
+      const draining = own.drain().then(() => (drained = true));
       // During the attempt: no delivery written yet, the event not marked.
       expect(await deliveryOf(id)).toBeNull();
       expect(await undispatched(event._id)).toBe(true);
@@ -226,15 +219,15 @@ describe('direct deliveries', () => {
   it('a delivery written by another dispatch during the attempt is kept as it is: the attempt queues nothing for it', async () => {
     await heldDispatch(async (held, url) => {
       const endpoint = await hooks.add(ORG, url);
-      const direct = directDeliveries();
-      const { event, row, store } = await dispatchDirect(direct);
+      const own = ownProcess();
+      const { event, row, store } = await dispatchDirect(own);
       const id = `${event.eventId}.${endpoint.id}`;
       await until(async () => held.length === 1, 'the request held');
       // Another dispatch of the same event (the sweep's, had the attempt overrun its time) writes first.
-      const [other] = await store.createDeliveries(event as DispatchedEvent, [row], new Date());
+      const [other] = await store.deliveries.create(event as DispatchedEvent, [row], new Date());
       expect(other!.inserted).toBe(true);
       held[0]!.writeHead(204).end();
-      await direct.drain();
+      await own.drain();
       expect(await deliveryOf(id)).toMatchObject({ status: 'pending', attempts: 0 });
       expect(await webhookQueue().getJobState(deliveryJobId(id))).toBe('unknown');
       expect(await undispatched(event._id)).toBe(false);

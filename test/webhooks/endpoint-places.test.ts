@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/infra/redis-keys.js';
-import { EndpointPlaces, releaseIdlePlaces } from '../../src/webhooks/endpoint-places.js';
+import { EndpointPlaces } from '../../src/use-cases/webhooks/endpoint-places.js';
 import { until } from '../creation/support.js';
-import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
+import { WebhookFleetState } from '../../src/use-cases/webhooks/fleet-state.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // An endpoint's in-flight places (a Redis lease each, at most the limit across the fleet) and the short wait in
@@ -18,13 +18,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-/** One worker process's places (its line is keyed by the object standing for its Redis client). */
+/** One worker process's places (its line is its own). */
 const processPlaces = (
-  process: object,
   limit: number,
   maxWaiting = 10,
   options: { clock?: () => number; keepIdleMs?: number } = {},
-) => new EndpointPlaces(fleet, process, limit, 60_000, maxWaiting, { keepIdleMs: 0, ...options });
+) => new EndpointPlaces(fleet, limit, 60_000, maxWaiting, { keepIdleMs: 0, ...options });
 
 /** Whether the endpoint's places in Redis hold a lease in this name (taking it again in the same name is a no-op). */
 const leaseIn = async (e: string, member: string) =>
@@ -41,8 +40,7 @@ async function settled(p: Promise<unknown>): Promise<boolean> {
 
 describe('endpoint places', () => {
   it('a delivery waiting in line takes the place its process gives back', async () => {
-    const proc = {};
-    const places = processPlaces(proc, 1);
+    const places = processPlaces(1);
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     const b = places.take(e, 'b');
@@ -59,7 +57,7 @@ describe('endpoint places', () => {
 
   it("hands over a lease past half its time in Redis, as a new lease in the taker's name", async () => {
     let now = 1_000_000;
-    const places = processPlaces({}, 1, 10, { clock: () => now });
+    const places = processPlaces(1, 10, { clock: () => now });
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     const b = places.take(e, 'b');
@@ -76,7 +74,7 @@ describe('endpoint places', () => {
   });
 
   it('first come, first served: a place given back is handed over to the first in line, never free for a newcomer', async () => {
-    const places = processPlaces({}, 1);
+    const places = processPlaces(1);
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     const b = places.take(e, 'b');
@@ -98,8 +96,7 @@ describe('endpoint places', () => {
   });
 
   it('keeps a place given back with nobody waiting a moment, for its next delivery, then gives it back', async () => {
-    const proc = {};
-    const places = processPlaces(proc, 1, 10, { keepIdleMs: 60_000 });
+    const places = processPlaces(1, 10, { keepIdleMs: 60_000 });
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     await places.release(e, 'a');
@@ -110,18 +107,18 @@ describe('endpoint places', () => {
     expect(await leaseIn(e, 'b')).toBe(false);
     await places.release(e, 'b');
     // Given back on shutdown (or once the moment is over).
-    await releaseIdlePlaces(proc);
+    await places.releaseIdle();
     expect(await leaseIn(e, 'a')).toBe(false);
     expect(await fleet.takeSlot(e, 'elsewhere', 1, 60_000)).toBe(true);
     await fleet.releaseSlot(e, 'elsewhere');
-    const brief = processPlaces({}, 1, 10, { keepIdleMs: 20 });
+    const brief = processPlaces(1, 10, { keepIdleMs: 20 });
     expect(await brief.take(e, 'c')).toBe(true);
     await brief.release(e, 'c');
     await until(async () => !(await leaseIn(e, 'c')), 'the idle place given back');
   });
 
   it('does not ask Redis for a place while the process holds every place the endpoint has', async () => {
-    const places = processPlaces({}, 1);
+    const places = processPlaces(1);
     const e = endpoint();
     expect(await places.take(e, 'a')).toBe(true);
     // Gone from Redis behind the process's back: had b asked, it would have taken it.
@@ -142,7 +139,7 @@ describe('endpoint places', () => {
         return super.takeSlot(e, delivery, limit, leaseMs);
       }
     })(t.app.redis, t.config.QUEUE_PREFIX);
-    const places = new EndpointPlaces(counting, {}, 2, 60_000, 10, { keepIdleMs: 0 });
+    const places = new EndpointPlaces(counting, 2, 60_000, 10, { keepIdleMs: 0 });
     const e = endpoint();
     const takes = Array.from({ length: 10 }, (_, i) => places.take(e, `d${i}`));
     expect(await Promise.all(takes.slice(0, 2))).toEqual([true, true]);
@@ -158,9 +155,9 @@ describe('endpoint places', () => {
 
   it('finds a place another process gave back, by looking again: the first in line takes it', async () => {
     const e = endpoint();
-    const other = processPlaces({}, 1);
+    const other = processPlaces(1);
     expect(await other.take(e, 'a')).toBe(true);
-    const places = processPlaces({}, 1);
+    const places = processPlaces(1);
     const first = places.take(e, 'b');
     const second = places.take(e, 'c');
     expect(await settled(first)).toBe(false);
@@ -174,7 +171,7 @@ describe('endpoint places', () => {
   });
 
   it('waits within bounds: at most so many deliveries of a process wait, and not for long', async () => {
-    const places = processPlaces({}, 1, 2);
+    const places = processPlaces(1, 2);
     const [e1, e2, e3] = [endpoint(), endpoint(), endpoint()];
     for (const e of [e1, e2, e3]) expect(await places.take(e, `${e}-holder`)).toBe(true);
     const waiting1 = places.take(e1, 'w1');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { redisKeys } from '../../src/infra/redis-keys.js';
-import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
+import { WebhookFleetState } from '../../src/use-cases/webhooks/fleet-state.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { until } from '../creation/support.js';
 

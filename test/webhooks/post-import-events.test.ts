@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { AccountLocks } from '../../src/post-import/account-lock.js';
-import { importTransactions } from '../../src/post-import/transactions.js';
-import { storageFor } from '../../src/storage/index.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import { AccountLocks } from '../../src/use-cases/post-import/account-lock.js';
+import { importTransactions } from '../../src/use-cases/post-import/transactions.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {
   accountPayload,
@@ -31,7 +30,7 @@ beforeAll(async () => {
   api = apiFor(t, (await setupTenant(t)).headers);
   workers = await startTestWorkers(t.config);
   receiver = await startReceiver();
-  await new WebhookOperations(t.app.db.models, t.config).add('Acme Energía', receiver.url, [COMPLETED]);
+  await new WebhookOperations(t.app.storage, t.config).add('Acme Energía', receiver.url, [COMPLETED]);
   expect((await api.stage(accountPayload(EXTERNAL))).statusCode).toBe(201);
   expect((await api.create(EXTERNAL, { dry_run: false })).statusCode).toBe(201);
 });
@@ -100,8 +99,7 @@ describe('post-import events', () => {
     ).lean();
     const account = await t.app.db.models.Account.findOne({ number: process!.krakenAccountNumber }).lean();
     const written = await importTransactions(
-      t.app.db.models,
-      storageFor(t.app.db.models).journal,
+      t.app.storage,
       new AccountLocks(t.app.redis, t.config.QUEUE_PREFIX),
       {
         accountId: account!._id,

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Models } from '../../src/models/index.js';
+import type { Models } from '../../src/storage/models/index.js';
 import { until } from '../creation/support.js';
 
 export type Received = {

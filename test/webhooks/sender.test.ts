@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sendWebhook } from '../../src/webhooks/sender.js';
+import { sendWebhook } from '../../src/use-cases/webhooks/sender.js';
 
 // The signed POST itself, against a real HTTP server: what it makes of the answer's body.
 let server: Server;

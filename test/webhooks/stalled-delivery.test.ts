@@ -1,16 +1,16 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WebhookOperations } from '../../src/admin/webhooks.js';
+import { WebhookOperations } from '../../src/use-cases/admin/webhooks.js';
 import { producerConnection, workerConnection, type RedisClient } from '../../src/infra/redis.js';
 import { redisKeys } from '../../src/infra/redis-keys.js';
 import { deliveryJobId, deliveryJobOptions, type JobData } from '../../src/jobs/catalog.js';
-import type { WorkerContext } from '../../src/jobs/context.js';
-import { processKey } from '../../src/models/account-import-process.js';
-import { storageFor } from '../../src/storage/index.js';
-import { webhookStore, type MadeAttempt } from '../../src/storage/webhooks.js';
-import { deliverWebhookJob } from '../../src/webhooks/deliver.js';
-import { WebhookFleetState } from '../../src/webhooks/fleet-state.js';
+import type { WorkerContext } from '../../src/workers/context.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
+import type { MadeAttempt } from '../../src/storage/webhooks/webhook-deliveries.js';
+import { WebhookFleetState } from '../../src/use-cases/webhooks/fleet-state.js';
+import { createWebhookProcess } from '../../src/use-cases/webhooks/webhook-process.js';
+import { deliverWebhookJob } from '../../src/workers/deliver-webhook.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import { until } from '../creation/support.js';
 import { receiverPool } from './receiver.js';
@@ -46,7 +46,7 @@ beforeAll(async () => {
     },
   });
   await createTenant(t, ORG, SUPPLIER);
-  hooks = new WebhookOperations(t.app.db.models, t.config);
+  hooks = new WebhookOperations(t.app.storage, t.config);
   const prefix = redisKeys(t.config.QUEUE_PREFIX).queuePrefix('webhooks');
   const puller = (lockDuration: number) =>
     new Worker('webhooks', null, {
@@ -60,17 +60,25 @@ beforeAll(async () => {
   stalling = puller(300);
   steady = puller(120_000);
   await stalling.startStalledCheckTimer();
+  const log = pino({ level: 'silent' });
+  const clock = () => new Date();
   ctx = {
     config: t.config,
-    db: t.app.db,
-    log: pino({ level: 'silent' }),
+    storage: t.app.storage,
+    log,
     queue: (name) => t.app.queues.queue(name),
     redis: t.app.redis,
     jobRedis: t.app.redis,
-    clock: () => new Date(),
+    clock,
+    webhooks: t.app.webhooks,
   } as WorkerContext;
   otherProcess = producerConnection(t.config);
-  elsewhere = { ...ctx, redis: otherProcess, jobRedis: otherProcess };
+  elsewhere = {
+    ...ctx,
+    redis: otherProcess,
+    jobRedis: otherProcess,
+    webhooks: createWebhookProcess({ config: t.config, log, redis: otherProcess, clock }),
+  };
 });
 afterEach(async () => {
   for (const endpoint of await hooks.list(ORG)) await hooks.remove(ORG, endpoint.id);
@@ -92,7 +100,7 @@ async function deliveryTo(url: string, options: { made?: MadeAttempt; fresh?: bo
   const endpoint = await hooks.add(ORG, url);
   const org = await t.app.db.models.Organisation.findOne({ name: ORG }).lean();
   const external = `STALL-${++counter}`;
-  const recorded = await storageFor(t.app.db.models).events.recordPostImport(
+  const recorded = await t.app.storage.events.recordPostImport(
     {
       key: processKey(SUPPLIER, external),
       organisationId: org!._id,
@@ -108,11 +116,11 @@ async function deliveryTo(url: string, options: { made?: MadeAttempt; fresh?: bo
     },
     new Date(),
   );
-  const store = webhookStore(t.app.db.models);
-  const event = (await store.event(recorded._id))!;
-  const live = (await store.endpoint(endpoint.id))!;
-  const [delivery] = await store.createDeliveries(event, [live], new Date(), [options.made ?? null]);
-  await store.markDispatched(event._id);
+  const store = t.app.storage.webhooks;
+  const event = (await store.outbox.event(recorded._id))!;
+  const live = (await store.endpoints.find(endpoint.id))!;
+  const [delivery] = await store.deliveries.create(event, [live], new Date(), [options.made ?? null]);
+  await store.outbox.markDispatched(event._id);
   const data: JobData<'deliver-webhook'> = { deliveryId: delivery!.id, requestId: 'stall-test' };
   if (options.fresh) data.fresh = { endpointId: endpoint.id, eventKey: event._id, type: event.type! };
   await t.app.queues.queue('webhooks').add('deliver-webhook', data, deliveryJobOptions(delivery!.id));

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processKey } from '../../src/models/account-import-process.js';
+import { processKey } from '../../src/storage/processes/process-key.js';
 import { jobCatalog, jobId, retention, type QueueName } from '../../src/jobs/catalog.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import {

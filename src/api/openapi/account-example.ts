@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { DEMO } from '../../admin/demo.js';
+import { DEMO } from '../../use-cases/admin/demo.js';
 
 // The account example of the API documentation: what a migration team sends (a holder, one address with an
 // electricity and a gas supply point, two ledgers with months of history and an open period), small enough

@@ -1,6 +1,6 @@
 import { defaultCatalogue, defaultCatalogueValues } from '../../vocabulary/catalogue.js';
 import { validateAccount } from '../../domain/validation/index.js';
-import { errorCatalogue, type ErrorCode } from '../errors.js';
+import { errorCatalogue, type ErrorCode } from '../http/errors.js';
 import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER } from './account-example.js';
 import { EXAMPLE_V2_ACCOUNT, examples } from './examples.js';
 import {

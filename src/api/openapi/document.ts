@@ -1,12 +1,11 @@
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import mongoose from 'mongoose';
 import { TokenService } from '../../auth/tokens.js';
 import { loadConfig } from '../../config.js';
-import { modelsFor } from '../../models/index.js';
-import type { Queues } from '../plugins/queues.js';
-import { registerDocumentedApi } from '../routes/index.js';
-import { MAX_PARAM_LENGTH } from '../schemas.js';
+import type { Storage } from '../../storage/index.js';
+import type { Queues } from '../http/plugins/queues.js';
+import { registerDocumentedApi } from '../http/routes/index.js';
+import { MAX_PARAM_LENGTH } from '../http/schemas.js';
 import { unconnectedClient } from '../../infra/redis.js';
 
 // The OpenAPI document without a database or Redis (for the linter and for tooling): the app's documented API
@@ -17,6 +16,16 @@ const offline = (): never => {
   throw new Error('the offline OpenAPI app serves no requests');
 };
 
+/**
+ * A storage whose every repository refuses (`offline`): registering the routes reads the repositories, to hand
+ * them on, and calls none. Nothing is taken for a promise (`then` stays undefined).
+ */
+function offlineStorage(): Storage {
+  const refusing = (key: string | symbol) => (key === 'then' ? undefined : offline);
+  const repository = new Proxy({}, { get: (_target, key) => refusing(key) });
+  return new Proxy({} as Storage, { get: (_target, key) => (key === 'then' ? undefined : repository) });
+}
+
 /** The `services` and `queues` plugins' decorations, none of them connected. */
 const standIns = fp(
   async (app) => {
@@ -25,7 +34,6 @@ const standIns = fp(
       API_KEY_HASH_SECRET: 'offline-openapi-document-secret-0123456789',
       VALIDATION_THREADS: '0',
     });
-    const conn = mongoose.createConnection();
     app.decorate('config', config);
     app.decorate('clock', () => new Date());
     app.decorate(
@@ -35,7 +43,7 @@ const standIns = fp(
         () => new Date(),
       ),
     );
-    app.decorate('db', { conn, models: modelsFor(conn), close: () => conn.close() });
+    app.decorate('storage', offlineStorage());
     app.decorate('redis', unconnectedClient());
     const queues: Queues = {
       queue: offline,
@@ -47,7 +55,6 @@ const standIns = fp(
     app.decorate('queues', queues);
     app.addHook('onClose', async () => {
       app.redis.disconnect();
-      await conn.close();
     });
   },
   { name: 'services' },

@@ -1,0 +1,66 @@
+// @ts-check
+// What the cohort page shows and remembers: the answers of the v2 progress endpoints it reads (their types), the
+// statuses it counts, and its state (the page's modules: see cohorts-page.client.js).
+
+/**
+ * @typedef {'PROCESSED' | 'IN_PROGRESS' | 'PENDING' | 'ERRORED' | 'DRY_RUN_SUCCEEDED' | 'DRY_RUN_ERRORED' | 'CANCELLED'} Status
+ * @typedef {Status | 'SKIPPED'} Shown a status whose accounts the page lists
+ * @typedef {Record<Status, number> & { total: number }} Accounts
+ * @typedef {{ import_supplier_code: string, status: string, accounts: Accounts,
+ *   processed_per_minute: { last_5m: number }, eta_seconds: number | null }} SupplierSummary
+ * @typedef {{ code: string, count: number, attrs: { attr: string, count: number }[] }} Failure
+ * @typedef {{ import_supplier_code: string, status: string, accounts: Accounts, skipped: number,
+ *   failures: Failure[] }} Progress
+ * @typedef {{ minutes: { minute: string, processed: number, errored: number }[] }} Minutes
+ * @typedef {{ external_account_number: string, status: string, kraken_identifier: string | null,
+ *   latest_error: { code: string } | null, error_paths: string[], modified_at: string }} Account
+ * @typedef {{ results: Account[], next: string | null }} AccountsPage
+ * @typedef {{ supplier: string, status: Shown, code: string | null, next: string | null }} Drill
+ * @typedef {import('chart.js').Chart<'bar', number[], string>} BarChart
+ * @typedef {{ selected: string | null, drill: Drill | null, timer: ReturnType<typeof setTimeout> | undefined,
+ *   chart: BarChart | null, shown: Record<string, string> }} State
+ */
+
+/** @type {Status[]} */
+export var STATUSES = [
+  'PROCESSED',
+  'IN_PROGRESS',
+  'PENDING',
+  'ERRORED',
+  'DRY_RUN_SUCCEEDED',
+  'DRY_RUN_ERRORED',
+  'CANCELLED',
+];
+/** @type {Record<Shown, string>} */
+export var LABELS = {
+  PROCESSED: 'Processed',
+  IN_PROGRESS: 'In progress',
+  PENDING: 'Pending',
+  ERRORED: 'Errored',
+  DRY_RUN_SUCCEEDED: 'Dry run succeeded',
+  DRY_RUN_ERRORED: 'Dry run errored',
+  CANCELLED: 'Cancelled',
+  SKIPPED: 'Skipped',
+};
+/** @param {Shown} status */
+export function color(status) {
+  return 'var(--' + status + ')';
+}
+
+/** @type {State} */
+export var state = { selected: null, drill: null, timer: undefined, chart: null, shown: {} };
+/** Forgets everything but the chart (at sign-out). */
+export function resetState() {
+  state = { selected: null, drill: null, timer: undefined, chart: state.chart, shown: {} };
+}
+/**
+ * Runs render only when the data changed since the last time (no flicker, no lost focus).
+ * @param {string} name
+ * @param {unknown} data
+ */
+export function changed(name, data) {
+  var text = JSON.stringify(data);
+  if (state.shown[name] === text) return false;
+  state.shown[name] = text;
+  return true;
+}

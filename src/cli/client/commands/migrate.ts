@@ -1,0 +1,122 @@
+import { dirname, join, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { conclude, planFrom, reportDir, startReport, type Common } from '../command-report.js';
+import { failedIn, onlyAccounts } from '../diff/results-file.js';
+import { UsageError, type ApiClient } from '../http.js';
+import { readJsonLines, type InputLine } from '../input.js';
+import { migrateAccount } from '../migrate.js';
+import { runLines } from '../run.js';
+import { ResumeState } from '../state.js';
+import {
+  api,
+  checkInput,
+  concurrencyOf,
+  concurrencyOptions,
+  helpAfter,
+  reportOptions,
+  run,
+} from './context.js';
+
+type Options = Common & {
+  team?: string;
+  dryRun: boolean;
+  mode: 'v1' | 'v2';
+  concurrency: number;
+  adaptive: boolean;
+  pollTimeout: number;
+  state?: string;
+  only?: string;
+};
+
+/** `import-client migrate <file>`: stage and create every account (v1), or schedule and follow it (v2). */
+export function migrateCommand(program: Command): void {
+  const command = program
+    .command('migrate <file>')
+    .description('stage and create every account (v1), or schedule and follow it (v2)')
+    .option('--team <name>', 'operations team (v1: required; v2: used when the payload names none)')
+    .option('--dry-run', 'create as a dry run: nothing is created', false)
+    .addOption(
+      new Option('--mode <mode>', 'v1: stage + create; v2: schedule + follow')
+        .choices(['v1', 'v2'])
+        .default('v1'),
+    )
+    .option(
+      '--poll-timeout <seconds>',
+      "how long one account's status is followed before it ends failed (status_unknown)",
+      (v) => Number(v),
+      1800,
+    )
+    .option('--state <path>', 'resume state file (default: import-state.sqlite beside the report)')
+    .option(
+      '--only <selection>',
+      'failed-in:<report>: send only the accounts that did not succeed in that run (its folder or results.jsonl)',
+    );
+  reportOptions(concurrencyOptions(command));
+  helpAfter(command, {
+    success: 'every line is created, already_imported or dry_run_ok',
+    failure: 'some line is not (duplicate_line included)',
+    key: true,
+  }).action(migrate);
+}
+
+async function migrate(file: string, o: Options): Promise<void> {
+  if (o.mode === 'v1' && !o.team) throw new UsageError('v1 needs --team <operations team name>');
+  if (!(o.pollTimeout > 0)) throw new UsageError('--poll-timeout must be a positive number of seconds');
+  checkInput(file);
+  const only = o.only === undefined ? null : await selection(o.only);
+  const concurrency = concurrencyOf(o);
+  const client = api({ throttleTimeoutMs: o.pollTimeout * 1000, concurrency });
+  const dir = reportDir(o);
+  const state = await openState(client, o, dir);
+  try {
+    const { report, progress } = startReport(dir, o, {
+      history: state,
+      client,
+      state: state.path,
+      concurrency,
+    });
+    if (only) progress.plan(only.size);
+    else await planFrom(progress, file);
+    // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
+    let input: AsyncIterable<InputLine> = readJsonLines(file, { parse: o.mode === 'v2' });
+    if (only) input = onlyAccounts(input, only);
+    const handle = migrateAccount(client, state, {
+      mode: o.mode,
+      team: o.team ?? null,
+      dryRun: o.dryRun,
+      cancelled: run.cancelled,
+      pollTimeoutMs: o.pollTimeout * 1000,
+    });
+    await runLines(input, { concurrency, stop: run }, handle, report, progress);
+    await conclude(report, progress, { stopped: run.reason });
+  } finally {
+    state.close();
+  }
+}
+
+/** The accounts `--only` names (`failed-in:<report>`). */
+async function selection(only: string): Promise<Set<string>> {
+  const match = /^failed-in:(.+)$/s.exec(only);
+  if (!match) throw new UsageError(`--only takes failed-in:<report>, not ${only}`);
+  const { keys, unnamed } = await failedIn(match[1]!);
+  if (unnamed > 0)
+    process.stderr.write(
+      `[import-client] --only: ${unnamed} line(s) of ${match[1]} that did not succeed name no account (not JSON?): they cannot be selected\n`,
+    );
+  return keys;
+}
+
+/**
+ * The resume state, beside the report folder by default (runs that write their reports in one folder share
+ * one state); opened before the report is started, so a refused state leaves any earlier report as it was.
+ */
+async function openState(client: ApiClient, o: Options, dir: string): Promise<ResumeState> {
+  const path = resolve(o.state ?? join(dirname(dir), 'import-state.sqlite'));
+  return new ResumeState(path, {
+    service: client.baseUrl,
+    organisation: await client.organisation(),
+    mode: o.mode,
+    team: o.team ?? null,
+    dry_run: o.dryRun,
+  });
+}

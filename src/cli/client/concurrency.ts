@@ -1,0 +1,173 @@
+/**
+ * How many lines a command keeps in flight. `FixedConcurrency` (`--no-adaptive`): always `--concurrency`.
+ * `AdaptiveConcurrency` (the default): starts low and finds the service's pace from what it answers, with
+ * `--concurrency` as the ceiling. It hears every answer the client gets (see `ApiClient`'s `observe`):
+ *
+ * - **refusals** (429, 503): the number in flight is cut by 30 % at once (once per window, so one overshoot
+ *   answered by many refusals is one cut), and no new line starts before the `Retry-After` the service asked
+ *   for (the refused request itself waits it out too, see http.ts);
+ * - **windows** of as many answers as lines in flight: when one ends without a refusal, the number grows: it
+ *   doubles until the first sign of load (slow start), then grows by one a window; unless the answers of the
+ *   window took on average over `LATENCY_TOLERANCE` times the usual time of their kind of request (the
+ *   lowest running mean seen of that method and path: a stage and a create differ a hundredfold): requests
+ *   queue on the service, so the number holds. Latency never cuts: on this service throughput still rises
+ *   while latency does (the creation queue works more accounts at once), and only its 429s say "too many".
+ *
+ * Additive growth after the first sign means the service's limit is crossed by one line at a time, and the level
+ * it refused at last is probed again only after `PROBE_WINDOWS` clean windows just below it: a few refusals per
+ * crossing, many windows apart (the share of refused requests is in the summary).
+ */
+
+export interface Concurrency {
+  /** How many lines may be in flight now. */
+  readonly limit: number;
+  /** How long no new line may start (a `Retry-After` the service asked for), in ms from now. */
+  holdMs(): number;
+  /**
+   * Hears one answer of the service: `kind` the request's method and path (without the account's part),
+   * `retryAfterMs` when it asked the client to wait.
+   */
+  observe(status: number, ms: number, retryAfterMs: number | null, kind?: string): void;
+  /** What the summary says of it. */
+  summary(): Record<string, unknown>;
+}
+
+/** A share of requests in percent, two decimals. */
+const pct = (n: number, of: number) => (of > 0 ? Math.round((n / of) * 10_000) / 100 : 0);
+const isRefusal = (status: number) => status === 429 || status === 503;
+
+export class FixedConcurrency implements Concurrency {
+  private requests = 0;
+  private refused = 0;
+  constructor(readonly limit: number) {}
+  holdMs(): number {
+    return 0;
+  }
+  observe(status: number): void {
+    this.requests++;
+    if (isRefusal(status)) this.refused++;
+  }
+  summary() {
+    const { requests, refused } = this;
+    return { mode: 'fixed', limit: this.limit, requests, refused, refused_pct: pct(refused, requests) };
+  }
+}
+
+/** Answers this many times slower than usual for their kind, on average over a window, are queueing. */
+export const LATENCY_TOLERANCE = 4;
+/** The cut after a refusal (429, 503). */
+const REFUSAL_FACTOR = 0.7;
+/** The weight of a new answer in the running mean of its kind. */
+const EWMA_WEIGHT = 0.2;
+/** Answers of a kind before its running mean counts as its usual time. */
+const KIND_SAMPLES = 4;
+/** Fewer answers than this are not a window (a mean of two is noise). */
+const MIN_WINDOW = 8;
+/** Clean windows at a level just below the last refused one before it is probed again (each probe costs refusals). */
+export const PROBE_WINDOWS = 4;
+/** Where the adaptive limit starts. */
+export const INITIAL_LIMIT = 4;
+
+export class AdaptiveConcurrency implements Concurrency {
+  private current: number;
+  private slowStart = true;
+  private window = { answers: 0, slowness: 0, weighed: 0, cut: false };
+  /** Per kind of request: its running mean and the lowest it has been (its usual time). */
+  private readonly kinds = new Map<string, { n: number; meanMs: number; usualMs: number }>();
+  private holdUntil = 0;
+  /** The level the service last refused at, and the clean windows since just below it. */
+  private refusedAt = Infinity;
+  private cleanBelow = 0;
+  private readonly stats = { requests: 0, refused: 0, peak: 0, cuts: 0, held: 0, sumLimit: 0 };
+
+  constructor(
+    readonly ceiling: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.current = Math.min(INITIAL_LIMIT, ceiling);
+    this.stats.peak = this.current;
+  }
+
+  get limit(): number {
+    return this.current;
+  }
+
+  holdMs(): number {
+    return Math.max(0, this.holdUntil - this.now());
+  }
+
+  observe(status: number, ms: number, retryAfterMs: number | null, kind = ''): void {
+    this.stats.requests++;
+    this.stats.sumLimit += this.current;
+    if (isRefusal(status)) return this.refused(retryAfterMs);
+    this.window.answers++;
+    const slowness = this.weigh(kind, ms);
+    if (slowness !== null) {
+      this.window.slowness += slowness;
+      this.window.weighed++;
+    }
+    if (this.window.answers >= Math.max(MIN_WINDOW, this.current)) this.endWindow();
+  }
+
+  /** How many times its kind's usual time an answer took (null while the kind has too few answers). */
+  private weigh(kind: string, ms: number): number | null {
+    const k = this.kinds.get(kind) ?? { n: 0, meanMs: ms, usualMs: Infinity };
+    this.kinds.set(kind, k);
+    const slowness = k.n >= KIND_SAMPLES ? ms / Math.max(k.usualMs, 1) : null;
+    k.n++;
+    k.meanMs += EWMA_WEIGHT * (ms - k.meanMs);
+    if (k.n >= KIND_SAMPLES) k.usualMs = Math.min(k.usualMs, k.meanMs);
+    return slowness;
+  }
+
+  private refused(retryAfterMs: number | null): void {
+    this.stats.refused++;
+    if (retryAfterMs !== null) this.holdUntil = Math.max(this.holdUntil, this.now() + retryAfterMs);
+    this.slowStart = false;
+    if (this.window.cut) return;
+    this.refusedAt = this.current;
+    this.cleanBelow = 0;
+    this.set(Math.floor(this.current * REFUSAL_FACTOR));
+    this.stats.cuts++;
+    this.window = { answers: 0, slowness: 0, weighed: 0, cut: true };
+  }
+
+  private endWindow(): void {
+    const { slowness, weighed, cut } = this.window;
+    this.window = { answers: 0, slowness: 0, weighed: 0, cut: false };
+    if (cut) return;
+    if (weighed > 0 && slowness / weighed > LATENCY_TOLERANCE) {
+      this.slowStart = false;
+      this.stats.held++;
+      return;
+    }
+    if (this.slowStart) return this.set(this.current * 2);
+    // Just below where the service last said "too many", it is probed again only after a few clean windows: a
+    // service whose limit is fixed is crossed a few times as seldom, and one whose capacity grew is found all
+    // the same.
+    if (this.current + 1 >= this.refusedAt && ++this.cleanBelow < PROBE_WINDOWS) return;
+    this.cleanBelow = 0;
+    this.set(this.current + 1);
+  }
+
+  private set(limit: number): void {
+    this.current = Math.max(1, Math.min(this.ceiling, limit));
+    this.stats.peak = Math.max(this.stats.peak, this.current);
+  }
+
+  summary() {
+    const { requests, refused, peak, cuts, held, sumLimit } = this.stats;
+    return {
+      mode: 'adaptive',
+      ceiling: this.ceiling,
+      final: this.current,
+      peak,
+      mean: requests > 0 ? Math.round((sumLimit / requests) * 10) / 10 : this.current,
+      cuts,
+      held_for_latency: held,
+      requests,
+      refused,
+      refused_pct: pct(refused, requests),
+    };
+  }
+}
