@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Queue } from 'bullmq';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CreationSlots } from '../../../../use-cases/creation/slots.js';
@@ -8,6 +9,7 @@ import {
   scheduleCreation,
   supplierCodeOf,
   type CheckedRequest,
+  type ScheduledCreationOutcome,
 } from '../../../../use-cases/creation/scheduled-creation.js';
 import { v2AccountRequestSchema } from '../../../../schemas/v2.js';
 import { jobCatalog, retention } from '../../../../jobs/catalog.js';
@@ -27,27 +29,7 @@ const emptyBody = z.null().describe('An empty body.');
 export default async function v2AccountRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const creationQueue = () => app.queues.queue('account-creation');
-  const slots = new CreationSlots(app.redis, app.config);
-  const tasks: TaskQueue = {
-    async add(processId, taskId, delayMs, hints) {
-      const spec = jobCatalog['run-import-task'];
-      try {
-        await creationQueue().add(
-          'run-import-task',
-          { processId, taskId, ...hints, requestId: 'schedule' },
-          { ...spec.options, ...retention, jobId: taskJobId(processId, taskId), delay: delayMs },
-        );
-      } catch {
-        throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
-      }
-    },
-    async remove(processId, taskId) {
-      await creationQueue().remove(taskJobId(processId, taskId));
-    },
-    // The slot member is the process key. Unknown while Redis is down: the schedule's own enqueue then fails.
-    // silent-ok: Redis down is reported by /readyz, and the enqueue that follows fails with 503
-    creating: (processId) => slots.isHeld(processId).catch(() => false),
-  };
+  const tasks = taskQueue(app, creationQueue);
 
   /** The request checked (the caller's supplier must be its own), or 400 with every error. */
   async function check(request: FastifyRequest, scheduling: boolean): Promise<CheckedRequest> {
@@ -126,32 +108,7 @@ export default async function v2AccountRoutes(fastify: FastifyInstance): Promise
     async (request, reply) => {
       const checked = await check(request, true);
       const outcome = await scheduleCreation({ storage: app.storage, tasks, clock: app.clock }, checked);
-      switch (outcome.status) {
-        case 'scheduled':
-          return reply.code(201).send(undefined as never);
-        case 'refused':
-          throw new ApiError(outcome.refusal.code, { detail: outcome.refusal.detail });
-        case 'operations_team_should_be_provided':
-        case 'operations_team_name_does_not_exist':
-          throw new ApiError(outcome.status, {
-            errors: [
-              { code: outcome.status, attr: 'operations_team_name', detail: errorDetail[outcome.status] },
-            ],
-          });
-        case 'in_progress':
-          throw new ApiError('account_import_in_progress');
-        case 'skipped':
-          throw new ApiError('account_import_process_skipped');
-        case 'already_imported':
-          // The platform's own shape for this refusal, kept exactly.
-          return reply.code(400).send({
-            non_field_errors: {
-              detail: 'The account has already been imported.',
-              code: 'account_import_process_already_imported',
-            },
-            account_id: outcome.krakenAccountNumber,
-          });
-      }
+      return answerSchedule(reply, outcome);
     },
   );
 
@@ -163,3 +120,56 @@ const errorDetail = {
     'Name an operations team in the payload, or set a default team for the import supplier.',
   operations_team_name_does_not_exist: 'The operations team does not exist.',
 } as const;
+
+/** The creation queue as a schedule's task queue: a delayed job per task; unreachable Redis is a 503. */
+function taskQueue(app: FastifyInstance, creationQueue: () => Queue): TaskQueue {
+  const slots = new CreationSlots(app.redis, app.config);
+  return {
+    async add(processId, taskId, delayMs, hints) {
+      const spec = jobCatalog['run-import-task'];
+      try {
+        await creationQueue().add(
+          'run-import-task',
+          { processId, taskId, ...hints, requestId: 'schedule' },
+          { ...spec.options, ...retention, jobId: taskJobId(processId, taskId), delay: delayMs },
+        );
+      } catch {
+        throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+      }
+    },
+    async remove(processId, taskId) {
+      await creationQueue().remove(taskJobId(processId, taskId));
+    },
+    // The slot member is the process key. Unknown while Redis is down: the schedule's own enqueue then fails.
+    // silent-ok: Redis down is reported by /readyz, and the enqueue that follows fails with 503
+    creating: (processId) => slots.isHeld(processId).catch(() => false),
+  };
+}
+
+/** A schedule's outcome as its HTTP answer (201, or the documented refusal). */
+function answerSchedule(reply: FastifyReply, outcome: ScheduledCreationOutcome) {
+  switch (outcome.status) {
+    case 'scheduled':
+      return reply.code(201).send(undefined as never);
+    case 'refused':
+      throw new ApiError(outcome.refusal.code, { detail: outcome.refusal.detail });
+    case 'operations_team_should_be_provided':
+    case 'operations_team_name_does_not_exist':
+      throw new ApiError(outcome.status, {
+        errors: [{ code: outcome.status, attr: 'operations_team_name', detail: errorDetail[outcome.status] }],
+      });
+    case 'in_progress':
+      throw new ApiError('account_import_in_progress');
+    case 'skipped':
+      throw new ApiError('account_import_process_skipped');
+    case 'already_imported':
+      // The platform's own shape for this refusal, kept exactly.
+      return reply.code(400).send({
+        non_field_errors: {
+          detail: 'The account has already been imported.',
+          code: 'account_import_process_already_imported',
+        },
+        account_id: outcome.krakenAccountNumber,
+      });
+  }
+}
