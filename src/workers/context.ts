@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Storage } from '../storage/index.js';
 import type { QueueName } from '../jobs/catalog.js';
 import type { WebhookProcess } from '../use-cases/webhooks/webhook-process.js';
-import type { PaymentVendor } from '../infra/vendors/index.js';
+import type { PaymentVendor } from '../infra/vendors/types.js';
 
 /** What every processor gets: config, the storage object, a logger and producers for follow-up jobs. */
 export type WorkerContext = {

@@ -5,7 +5,7 @@ import { UnknownRegionError } from '../domain/region/index.js';
 import { isDatabaseUnavailable } from '../infra/mongo.js';
 import { jobCatalog, jobId, retention, type JobData } from '../jobs/catalog.js';
 import { STALLED, CreationRun } from '../use-cases/creation/runs.js';
-import type { RecordedEvent } from '../storage/processes/process-events.js';
+import type { RecordedEvent } from '../storage/processes/process-event-records.js';
 import { relayEvents, type RelayOptions } from '../use-cases/webhooks/relay.js';
 import type { WorkerContext } from './context.js';
 

@@ -1,7 +1,7 @@
 import type { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
-import { noteDedupKey } from '../../src/storage/models/note.js';
+import { noteDedupKey } from '../../src/domain/reconciliation/note-keys.js';
 import { noteIdFor } from '../../src/storage/models/record-ids.js';
 import { AccountLocks } from '../../src/use-cases/post-import/account-lock.js';
 import { importNotes } from '../../src/use-cases/post-import/notes.js';

@@ -1,8 +1,8 @@
 import type { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noteDedupKey } from '../../src/storage/models/note.js';
+import { noteDedupKey } from '../../src/domain/reconciliation/note-keys.js';
 import { noteIdFor } from '../../src/storage/models/record-ids.js';
-import type { JournalRecords, StoredTransaction } from '../../src/storage/journal/ledger-journal.js';
+import type { JournalRecords, StoredTransaction } from '../../src/storage/journal/journal-records.js';
 import { insertNotes } from '../../src/storage/records/notes.js';
 import { insertActiveInstruction } from '../../src/storage/records/payment-instructions.js';
 import { seedAccount, startPostImportEnv, type PostImportEnv } from '../post-import/fixtures.js';

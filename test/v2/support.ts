@@ -1,7 +1,7 @@
 import { onStart } from '../../src/domain/import-process/state.js';
 import { formatUtcDatetime } from '../../src/schemas/primitives.js';
 import type { Storage } from '../../src/storage/index.js';
-import type { ProcessIdentity } from '../../src/storage/processes/process-events.js';
+import type { ProcessIdentity } from '../../src/storage/processes/process-event-records.js';
 import type { TestApp } from '../support/app.js';
 import { SUPPLIER } from '../creation/support.js';
 

@@ -4,8 +4,6 @@ import { StripeVendor } from './stripe.js';
 import { enabledVendors, type PaymentVendorName } from '../../vocabulary/payment-vendors.js';
 import type { PaymentVendor } from './types.js';
 
-export type { InstructionDetails, InstructionQuery, PaymentVendor, VendorVerdict } from './types.js';
-
 const adapters: Record<PaymentVendorName, (config: Config, now: () => Date) => PaymentVendor> = {
   // Only built when enabled, i.e. configured (see `enabledVendors`).
   STRIPE: (config, now) =>

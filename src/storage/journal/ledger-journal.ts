@@ -31,18 +31,6 @@ import { packText, unpackText } from '../write-path/packed-text.js';
 import { retryTransient } from '../write-path/transient.js';
 import type { JournalRecords, LedgerBalances, StoredLedger } from './journal-records.js';
 
-export { noteKey, statementKey, transactionKey } from './journal-figures.js';
-export {
-  storedTransaction,
-  type JournalRecords,
-  type LedgerBalances,
-  type LedgerState,
-  type StoredBillingDocument,
-  type StoredLedger,
-  type StoredStatement,
-  type StoredTransaction,
-} from './journal-records.js';
-
 /**
  * The repository of ledgers and transactions (with the statements and billing documents that move them):
  * each account's ledger journal, an append-only sequence of entries (see `models/journal-entry.ts`).

@@ -24,4 +24,3 @@ noteSchema.index({ accountId: 1, contentHash: 1 });
 export type Note = InferSchemaType<typeof noteSchema>;
 
 /** The dedup identity of a note (shared with reconciliation's expected side, so it lives in the domain). */
-export { noteDedupKey } from '../../domain/reconciliation/note-keys.js';

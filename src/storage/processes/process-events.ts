@@ -30,9 +30,6 @@ import {
   type RecordedEvent,
 } from './process-event-records.js';
 
-export { describeEvent, newEventId } from './process-event-records.js';
-export type { ProcessIdentity, RecordedEvent } from './process-event-records.js';
-
 /**
  * The repository of import events (`models/import-event.ts`): each process's append-only history, which is
  * its v2 state, and the outbox of the webhooks that report it.

@@ -4,16 +4,14 @@ import { noteDedupKey } from '../../domain/reconciliation/note-keys.js';
 import { documentLocation } from '../../domain/document-location.js';
 import { toMinor } from '../../vocabulary/money.js';
 import type { AccountPayload } from '../../schemas/account.js';
+import { noteKey, statementKey, transactionKey } from '../../storage/journal/journal-figures.js';
 import {
-  noteKey,
-  statementKey,
   storedTransaction,
-  transactionKey,
   type JournalRecords,
   type LedgerBalances,
   type StoredStatement,
   type StoredTransaction,
-} from '../../storage/journal/ledger-journal.js';
+} from '../../storage/journal/journal-records.js';
 import type { NewNote } from '../../storage/records/notes.js';
 
 /**

@@ -6,11 +6,8 @@ import {
   type ProcessError,
   type RunOutcome,
 } from '../../domain/import-process/state.js';
-import type {
-  ProcessEventLog,
-  ProcessIdentity,
-  RecordedEvent,
-} from '../../storage/processes/process-events.js';
+import type { ProcessEventLog } from '../../storage/processes/process-events.js';
+import type { ProcessIdentity, RecordedEvent } from '../../storage/processes/process-event-records.js';
 
 /** What a creation answered, as far as its history cares (`CreationOutcome` of `create-account.ts`). */
 type CreationOutcome =

@@ -8,7 +8,7 @@ import {
 } from '../../domain/import-process/state.js';
 import type { Storage } from '../../storage/index.js';
 import { payloadHash } from '../../storage/processes/import-processes.js';
-import type { ProcessIdentity, RecordedEvent } from '../../storage/processes/process-events.js';
+import type { ProcessIdentity, RecordedEvent } from '../../storage/processes/process-event-records.js';
 import { processKey } from '../../storage/processes/process-key.js';
 import { jobId, type JobData } from '../../jobs/catalog.js';
 import { stageAccount, type StageInput } from './staging.js';

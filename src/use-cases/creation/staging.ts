@@ -1,7 +1,6 @@
-import type { Types } from 'mongoose';
 import { emptyState, onStaged } from '../../domain/import-process/state.js';
 import type { Storage } from '../../storage/index.js';
-import type { ProcessRow, StageMode } from '../../storage/processes/import-processes.js';
+import type { ProcessRow, StagedPayloadInput, StageMode } from '../../storage/processes/import-processes.js';
 import { processKey } from '../../storage/processes/process-key.js';
 
 export type StageOutcome =
@@ -10,16 +9,8 @@ export type StageOutcome =
   | { status: 'already_imported'; krakenAccountNumber: string }
   | { status: 'skipped' };
 
-export type StageInput = {
-  organisationId: Types.ObjectId;
-  importSupplier: string;
-  externalAccountNumber: string;
-  /** The payload as received (it passed validation), serialized. */
-  payload: string;
-  /** The fingerprint of that validation (`validationFingerprint`): a creation on the same terms only parses it. */
-  validatedWith?: string | null;
-  now: Date;
-};
+/** What a stage stores (the process's CREATED event is the stage's to decide, see `stageAccount`). */
+export type StageInput = Omit<StagedPayloadInput, 'history'>;
 
 /**
  * Stages an account: refused once it is imported or skipped, else its payload is stored or replaced. The

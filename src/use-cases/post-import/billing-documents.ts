@@ -4,12 +4,9 @@ import type { FieldError } from '../../domain/validation/field-error.js';
 import type { BillingDocumentsImport } from '../../schemas/post-import.js';
 import type { Transaction } from '../../schemas/transaction.js';
 import { ledgerOf, withLedger } from '../../storage/journal/journal-state.js';
-import {
-  storedTransaction,
-  transactionKey,
-  type LedgerJournal,
-  type StoredBillingDocument,
-} from '../../storage/journal/ledger-journal.js';
+import { type LedgerJournal } from '../../storage/journal/ledger-journal.js';
+import { storedTransaction, type StoredBillingDocument } from '../../storage/journal/journal-records.js';
+import { transactionKey } from '../../storage/journal/journal-figures.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
 import { publishPostImport, requestKey, writeRef, type Written } from './events.js';

@@ -5,7 +5,7 @@ import { deploymentCatalogue } from '../../domain/validation/deployment.js';
 import type { RedisClient } from '../../infra/redis.js';
 import type { JobData } from '../../jobs/catalog.js';
 import type { Storage } from '../../storage/index.js';
-import type { RecordedEvent } from '../../storage/processes/process-events.js';
+import type { RecordedEvent } from '../../storage/processes/process-event-records.js';
 import { relayEvents } from '../webhooks/relay.js';
 import type { WebhookProcess } from '../webhooks/webhook-process.js';
 import { AccountLocks } from './account-lock.js';

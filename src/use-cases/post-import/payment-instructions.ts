@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import { jobId } from '../../jobs/catalog.js';
-import type { InstructionDetails } from '../../infra/vendors/index.js';
+import type { InstructionDetails } from '../../infra/vendors/types.js';
 import type { Storage } from '../../storage/index.js';
 import type { PaymentInstruction } from '../../schemas/post-import.js';
 import type { PostImportContext } from './context.js';

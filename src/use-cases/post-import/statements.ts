@@ -2,11 +2,9 @@ import type { Types } from 'mongoose';
 import type { FieldError } from '../../domain/validation/field-error.js';
 import { dayAfter } from '../../domain/dates.js';
 import type { HistoricalStatement, StatementsImport } from '../../schemas/post-import.js';
-import {
-  statementKey,
-  type LedgerJournal,
-  type StoredStatement,
-} from '../../storage/journal/ledger-journal.js';
+import { type LedgerJournal } from '../../storage/journal/ledger-journal.js';
+import { statementKey } from '../../storage/journal/journal-figures.js';
+import { type StoredStatement } from '../../storage/journal/journal-records.js';
 import type { AccountLocks } from './account-lock.js';
 import type { PostImportContext } from './context.js';
 import { publishPostImport, requestKey, writeRef, type Written } from './events.js';

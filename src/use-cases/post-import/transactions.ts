@@ -7,13 +7,12 @@ import {
   type Decision,
   type JournalHead,
 } from '../../storage/journal/journal-state.js';
+import { noteKey, transactionKey } from '../../storage/journal/journal-figures.js';
 import {
-  noteKey,
   storedTransaction,
-  transactionKey,
   type LedgerState,
   type StoredTransaction,
-} from '../../storage/journal/ledger-journal.js';
+} from '../../storage/journal/journal-records.js';
 import { BALANCE_ORIGINS } from '../../vocabulary/transaction-origins.js';
 import { formatCents, MONEY_LIMIT_TEXT, withinMoneyLimit } from '../../vocabulary/money.js';
 import type { AccountLocks } from './account-lock.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Types } from 'mongoose';
 import { jobCatalog, jobId, retention } from '../../jobs/catalog.js';
-import type { RecordedEvent } from '../../storage/processes/process-events.js';
+import type { RecordedEvent } from '../../storage/processes/process-event-records.js';
 import { subscribedEndpoints, type EndpointRow } from '../../storage/webhooks/webhook-endpoints.js';
 import type { DispatchedEvent } from '../../storage/webhooks/webhook-outbox.js';
 import type { WebhookStore } from '../../storage/webhooks/webhook-store.js';

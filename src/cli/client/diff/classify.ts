@@ -72,7 +72,9 @@ async function byAccount(report: string): Promise<Map<string, Entry>> {
     const key = resultKey(r, r.line);
     const known = accounts.get(key);
     if (known && !(succeeded(known.side) && !succeeded(r))) continue;
-    accounts.set(key, { who: r, side: sideOf(r) });
+    // Only the account's names are kept, not the whole result line (100,000 of them are read per report).
+    const who = { import_supplier: r.import_supplier, external_account_number: r.external_account_number };
+    accounts.set(key, { who, side: sideOf(r) });
   }
   return accounts;
 }

@@ -6,7 +6,7 @@ import { cancelTask, taskJobId, type TaskQueue } from '../../../../use-cases/cre
 import { processStatuses, type ProcessState } from '../../../../domain/import-process/state.js';
 import { formatUtcDatetime, pathIdentifier } from '../../../../schemas/primitives.js';
 import type { ProcessRow } from '../../../../storage/processes/import-processes.js';
-import { describeEvent } from '../../../../storage/processes/process-events.js';
+import { describeEvent } from '../../../../storage/processes/process-event-records.js';
 import { processKey } from '../../../../storage/processes/process-key.js';
 import { relayEvents } from '../../../../use-cases/webhooks/relay.js';
 import { ApiError } from '../../errors.js';
