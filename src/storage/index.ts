@@ -12,7 +12,7 @@ import { ProgressCounters } from './progress/progress-counters.js';
 import * as accounts from './records/accounts.js';
 import * as apiKeys from './records/api-keys.js';
 import * as organisations from './records/organisations.js';
-import { skipProcess } from './records/process-skips.js';
+import { skipProcess } from './processes/process-skips.js';
 import * as progressRecords from './progress/progress-records.js';
 import * as notes from './records/notes.js';
 import * as paymentInstructions from './records/payment-instructions.js';

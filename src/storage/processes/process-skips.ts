@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { processKey } from '../processes/process-key.js';
+import { processKey } from './process-key.js';
 import type { Models } from '../models/index.js';
 
 /**
