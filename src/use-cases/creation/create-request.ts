@@ -101,14 +101,12 @@ export class CreateRequests {
           ? { id: createJobId(processId, slot.attempt), attempt: slot.attempt }
           : await this.chooseJob(member, processId, slot, req);
     } catch (err) {
-      // silent-ok: the slot lapses after its lease when Redis cannot take it back; the error is thrown on
-      await this.slots.release(member).catch(() => undefined);
+      await this.giveBack(member);
       throw err;
     }
     // No team, or the account's create is already running (a dry run), or Redis failed: not queued.
     if ('status' in job || !teamId) {
-      // silent-ok: the slot lapses after its lease when Redis cannot take it back
-      await this.slots.release(member).catch(() => undefined);
+      await this.giveBack(member);
       return 'status' in job ? job : { status: 'unknown_team' };
     }
     return this.waitFor(member, { processId, operationsTeamId: teamId, job, req });
@@ -140,8 +138,7 @@ export class CreateRequests {
         beforeRequeue: attempt > 0 ? () => this.slots.restoreAttempt(member, attempt) : undefined,
       },
     );
-    // silent-ok: the race below reports the wait's failure; this only keeps a late one from going unhandled
-    waiting.catch(() => undefined);
+    waiting.catch(() => undefined); // silent-ok: the race below reports the wait's failure (this: a late one)
     let settled: Awaited<typeof waiting>;
     try {
       settled = await Promise.race([waiting, lost]);
@@ -149,8 +146,7 @@ export class CreateRequests {
       // The job was put back to wait out a database outage: it takes the slot again when it runs, and
       // meanwhile the client's retry joins it instead of meeting this request's slot.
       if (err instanceof DatabaseUnavailableError) {
-        // silent-ok: the slot lapses after its lease when Redis cannot take it back; the outage is thrown on
-        await this.slots.release(member).catch(() => undefined);
+        await this.giveBack(member);
         throw err;
       }
       // A lost connection (or a job that failed for good): the job, if queued, is picked up again later.
@@ -170,6 +166,14 @@ export class CreateRequests {
       return { status: 'pending' };
     }
     return { status: 'answered', outcome: settled.result };
+  }
+
+  /**
+   * Gives this request's slot back. When Redis cannot take it, the slot lapses after its lease: the failure
+   * that brought the request here is what its caller hears.
+   */
+  private async giveBack(member: string): Promise<void> {
+    await this.slots.release(member).catch(() => undefined); // silent-ok: the slot lapses after its lease
   }
 
   private async chooseJob(

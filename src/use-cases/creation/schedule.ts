@@ -102,8 +102,8 @@ export async function scheduleAccount(
   );
   if (result.status === 'scheduled' && staged.deferred)
     await storage.processes.promoteStaged(identity.key, input.payload, input.now, input.validatedWith);
-  // silent-ok: best effort; a replaced task's job that runs anyway finds itself superseded
-  if (replaced !== null) await queue.remove(identity.key, replaced).catch(() => undefined);
+  // Best effort: a replaced task's job that runs anyway finds itself superseded.
+  if (replaced !== null) await queue.remove(identity.key, replaced).catch(() => undefined); // silent-ok: superseded
   return result;
 }
 
@@ -161,7 +161,7 @@ export async function cancelTask(
     now,
   );
   if (result === 'not_cancellable') return { status: 'not_cancellable' };
-  // silent-ok: best effort; a cancelled task's job that runs anyway finds itself superseded
-  if (task !== null) await queue.remove(key, task).catch(() => undefined);
+  // Best effort: a cancelled task's job that runs anyway finds itself superseded.
+  if (task !== null) await queue.remove(key, task).catch(() => undefined); // silent-ok: superseded
   return { status: 'cancelled', recorded };
 }
