@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Result } from '../../src/cli/client/outcomes.js';
-import { readExpectations } from '../../src/cli/client/reconcile/expectations.js';
+import { readExpectations, type CohortAccount } from '../../src/cli/client/reconcile/expectations.js';
+import { ReconcileStore } from '../../src/cli/client/reconcile/store.js';
 import { realisticAccountPayload } from '../domain/fixtures-realistic.js';
 
 // What reconcile does with lines it cannot compare: every one is reported or counted, none is guessed at.
@@ -46,11 +47,16 @@ describe('reconcile inputs', () => {
       '{"transactions": []}',
     ]);
     const reported: Result[] = [];
-    const { accounts, inputs } = await readExpectations(
+    const accounts = new Map<string, CohortAccount>();
+    const store = new ReconcileStore(dir);
+    const inputs = await readExpectations(
       cohort,
       { transactions: [transactions], 'billing-documents': [], statements: [], notes: [] },
+      store,
       (r) => reported.push(r),
+      (a) => void accounts.set(a.external, a),
     );
+    store.close();
     expect([...accounts.values()].map((a) => [a.line, a.external])).toEqual([
       [1, 'A-1'],
       [5, 'A-3'],
@@ -71,9 +77,11 @@ describe('reconcile inputs', () => {
       },
     });
     // The one line applied moved A-1's first ledger by 1.00 and added one imported transaction.
-    const a1 = accounts.get('ACME\tA-1')!.expectation!.figures().ledgers[0]!;
-    const a3 = accounts.get('ACME\tA-3')!.expectation!.figures().ledgers[0]!;
+    const a1 = accounts.get('A-1')!.figures.ledgers[0]!;
+    const a3 = accounts.get('A-3')!.figures.ledgers[0]!;
     expect(a1.balanceCents - a3.balanceCents).toBe(100n);
     expect(a1.byOrigin.imported).toBe(1);
+    // The store on disk is gone with the run.
+    expect(readdirSync(dir).filter((f) => f.startsWith('import-client-reconcile-'))).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import type { Progress } from '../progress.js';
 import type { ReportWriter } from '../report.js';
 import { readExpectations, type CohortAccount, type PostImportFiles } from './expectations.js';
 import { BatchReader, type ReadBackAnswer, type ReadBackOptions } from './read-back.js';
+import { ReconcileStore } from './store.js';
 import type { DifferenceTally } from './tally.js';
 
 /** The codes of a batch item that mean the service has no created account (`not_created`). */
@@ -20,14 +21,16 @@ export interface MatchedBefore {
 }
 
 /**
- * `import-client reconcile`: the expected side from the files (see `expectations.ts`), the service's side in
- * batches (`read-back.ts`), and one result per cohort account, written as its batch is answered: `matched`,
- * `mismatched` with its differences and money difference, `not_created`, `failed`. Nothing of an account is
- * kept once its result is written. An account's batch goes out once its expected figures are final: as its
- * cohort line is read when there is no post-import file (the service reads while the client reads on), else
- * once every file is read. With `resume`, an account that matched in an earlier run with the same expected
- * figures is not read again (`done_earlier`). Returns whether the run was interrupted and how many input
- * lines could not be used.
+ * `import-client reconcile`: the expected side from the files (see `expectations.ts`: the post-import files put
+ * aside on disk first, then the cohort read line by line), the service's side in batches (`read-back.ts`), and
+ * one result per cohort account, written as its batch is answered: `matched`, `mismatched` with its
+ * differences and money difference, `not_created`, `failed`. An account's batch goes out as its cohort line is
+ * read, so the service reads while the client reads on; the cohort is read no faster than the service answers
+ * (`BatchReader.add` waits while batches queue), and nothing of an account is kept once its result is written:
+ * the client's memory does not grow with the cohort. Results are in the order batches are answered (the
+ * cohort's order batch by batch; each line's number is in its result). With `resume`, an account that matched
+ * in an earlier run with the same expected figures is not read again (`done_earlier`). Returns whether the run
+ * was interrupted and how many input lines could not be used.
  */
 export async function reconcileCohort(
   api: ApiClient,
@@ -42,32 +45,24 @@ export async function reconcileCohort(
   const reader = new BatchReader(api, options, (account, answer, batch) => {
     const result = resultOf(account, answer, batch);
     if (out.resume && result.outcome !== 'failed') out.resume.record(keyOf(account), hashOf(account), result);
-    account.figures = null;
     record(result);
   });
-  const send = (account: CohortAccount) => {
-    account.figures = account.expectation!.figures();
-    account.expectation = null;
+  const send = async (account: CohortAccount) => {
     const earlier = out.resume?.matched(keyOf(account), hashOf(account));
-    if (earlier) {
-      account.figures = null;
-      return record({ ...earlier, line: account.line, attempts: 0, ms: 0, done_earlier: true });
-    }
-    reader.add(account);
+    if (earlier) return record({ ...earlier, line: account.line, attempts: 0, ms: 0, done_earlier: true });
+    await reader.add(account);
   };
-  const streaming = Object.values(input.files).every((f) => f.length === 0);
-  const { accounts, inputs } = await readExpectations(
-    input.cohort,
-    input.files,
-    record,
-    streaming ? send : undefined,
-  );
-  if (!streaming) for (const account of accounts.values()) send(account);
-  await reader.finish();
-  out.tally.inputs = inputs;
+  const store = new ReconcileStore();
+  try {
+    const inputs = await readExpectations(input.cohort, input.files, store, record, send, options.stop);
+    await reader.finish();
+    out.tally.inputs = inputs;
+  } finally {
+    store.close();
+  }
   out.tally.batchMs = reader.batchMs;
   out.tally.batchSize = options.batchSize;
-  const unreadable = Object.values(inputs).reduce((n, c) => n + c.unreadable, 0);
+  const unreadable = Object.values(out.tally.inputs).reduce((n, c) => n + c.unreadable, 0);
   return { interrupted: options.stop.aborted, unreadable };
 }
 
@@ -94,7 +89,7 @@ function resultOf(
     ms: Math.round(batch.ms),
   };
   if (answer.kind === 'figures') {
-    const { differences, moneyDifferenceCents } = compareFigures(account.figures!, answer.figures);
+    const { differences, moneyDifferenceCents } = compareFigures(account.figures, answer.figures);
     return {
       ...base,
       outcome: differences.length === 0 ? 'matched' : 'mismatched',

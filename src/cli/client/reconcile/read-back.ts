@@ -25,7 +25,8 @@ type Answered = (
  * The service's side of a cohort, through `POST /v2/data-import/accounts/reconciliation/`: accounts are added as
  * the cohort file is read, and each supplier's accounts go out in batches of `batchSize` as soon as a batch is
  * full, `concurrency` batches in flight, so the service reads while the client still works out the expected side
- * (on a machine of few cores the two overlap rather than take turns). `finish` sends the partial batches and
+ * (on a machine of few cores the two overlap rather than take turns); `add` holds the reader back while
+ * `concurrency` full batches wait. `finish` sends the partial batches and
  * waits for every answer. A batch the service refuses, or that cannot be sent, answers `failed` for each of its
  * accounts. No batch is sent once `stop` is aborted.
  */
@@ -41,13 +42,21 @@ export class BatchReader {
     private readonly onAnswer: Answered,
   ) {}
 
-  add(account: CohortAccount): void {
+  /**
+   * Adds an account to its supplier's batch; resolves once fewer than `concurrency` full batches wait behind
+   * those in flight, so a caller that awaits it reads its input no faster than the service answers (what waits
+   * in memory is bounded: the batches in flight and queued, and one partial batch a supplier).
+   */
+  async add(account: CohortAccount): Promise<void> {
     const list = this.pending.get(account.supplier) ?? [];
     list.push(account);
     if (list.length >= this.options.batchSize) {
       this.pending.delete(account.supplier);
       this.enqueue(list);
     } else this.pending.set(account.supplier, list);
+    // A task settles after its `finally` has sent the next batch: the queue is shorter each time round.
+    while (this.queue.length >= this.options.concurrency && this.inFlight.size > 0)
+      await Promise.race(this.inFlight);
   }
 
   /** Sends what is left and resolves once every batch is answered (or not sent, after `stop`). */
