@@ -75,6 +75,13 @@ export const configSchema = z.object({
   ACCOUNT_CREATION_WAIT_MS: z.coerce.number().int().positive().default(60_000),
   /** How long a creation slot lives without a heartbeat: a crashed holder's slot frees itself after this. */
   ACCOUNT_CREATION_SLOT_LEASE_MS: z.coerce.number().int().min(1_000).default(15_000),
+  /**
+   * The limit shared fairly among the organisations with work (by weight, `import-admin org set-weight`); off:
+   * first come, first served under the global limit only.
+   */
+  ACCOUNT_CREATION_FAIR_SHARE: bool.default(true),
+  /** How long a v1 create under its organisation's share waits for a slot that others hold before its 429. */
+  ACCOUNT_CREATION_FAIR_WAIT_MS: z.coerce.number().int().min(0).default(5_000),
   PAYMENT_VERIFICATION_WAIT_MS: z.coerce.number().int().positive().default(30_000),
   PAYMENT_VENDOR_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(50),

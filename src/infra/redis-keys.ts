@@ -22,6 +22,15 @@ export function redisKeys(prefix: string) {
       peak: `${creation}:peak`,
       attempts: `${creation}:attempts`,
       done: `${creation}:done`,
+      /** The fair share per organisation (see `use-cases/creation/slot-scripts.ts`). */
+      slotOrg: `${creation}:slot-org`,
+      orgUse: `${creation}:org-use`,
+      weights: `${creation}:weights`,
+      waiting: `${creation}:waiting`,
+      orgWaiting: `${creation}:org-waiting`,
+      orgParked: `${creation}:org-parked`,
+      hold: `${creation}:hold`,
+      parked: (organisationId: string) => `${creation}:parked:${organisationId}`,
     },
     /** A per-account mutex (one key per script call: any slot). */
     accountLock: (accountId: string) => `${prefix}:account-lock:${accountId}`,

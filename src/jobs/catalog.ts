@@ -24,6 +24,8 @@ export const jobCatalog = {
       dryRun: z.boolean(),
       /** The account's create attempt the job is (part of its id); 0 for a dry run. */
       attempt: z.number().int().nonnegative().default(0),
+      /** The organisation whose share of the creation limit the job uses (absent in jobs queued before it). */
+      organisationId: z.string().optional(),
       requestId,
     }),
     options: { attempts: 5, backoff: { type: 'exponential', delay: 200 } },
@@ -41,6 +43,16 @@ export const jobCatalog = {
        * itself: the state may hold an error's text. Absent in jobs queued before it existed (read it all).
        */
       freshBefore: z.boolean().optional(),
+      /** The organisation whose share of the creation limit the task uses (absent in jobs queued before it). */
+      organisationId: z.string().optional(),
+      /** When the task first waited in its organisation's line for a slot (ms): its place in that line. */
+      parkedAt: z.number().optional(),
+      /**
+       * The task's window (ms), as scheduled: inside it the task asks for its slot before it reads its history,
+       * so that a full limit costs a task no database read (absent in jobs queued before it).
+       */
+      windowStart: z.number().optional(),
+      windowEnd: z.number().optional(),
       requestId,
     }),
     // Failures are retried by the task itself; a crash (stall) reruns it.

@@ -51,6 +51,9 @@ const repositories = {
     ensure: organisations.ensureOrganisation,
     findByName: organisations.findOrganisationByName,
     findById: organisations.findOrganisationById,
+    setWeight: organisations.setOrganisationWeight,
+    weights: organisations.organisationWeights,
+    findWithWeight: organisations.findOrganisationWithWeight,
   },
   progressRecords: {
     events: progressRecords.supplierEvents,

@@ -8,6 +8,7 @@ import { STALLED, CreationRun } from '../use-cases/creation/runs.js';
 import type { RecordedEvent } from '../storage/processes/process-event-records.js';
 import { relayEvents, type RelayOptions } from '../use-cases/webhooks/relay.js';
 import type { WorkerContext } from './context.js';
+import { handOn } from './fair-slots.js';
 
 /**
  * Runs one account creation under its concurrency slot. The API took the slot when it accepted the
@@ -24,7 +25,7 @@ export async function createAccountJob(
   const member = data.processId;
   // Checked alongside creation's reads, awaited before its first write: the slot is almost always still the
   // API's (renewing it costs a round trip that the reads hide).
-  const slot = slots.acquire(member, 'worker');
+  const slot = slots.acquire(member, 'worker', { organisationId: data.organisationId });
   // silent-ok: awaited before the first write (its failure fails the run) and again at the end
   slot.catch(() => undefined);
   let stop = () => {};
@@ -103,8 +104,15 @@ async function settleSlot(
   // down), the slot lapses after its lease and the job's state tells the attempt is over.
   // silent-ok: as said, a slot Redis could not free lapses after its lease
   if (end === 'finished')
-    void slots.finish(data.processId, data.attempt, ctx.jobRedis).catch(() => undefined);
-  else if (end === 'put_back') await slots.release(data.processId).catch(() => undefined);
+    void slots
+      .finish(data.processId, data.attempt, ctx.jobRedis)
+      .then((parked) => handOn(ctx, parked))
+      .catch(() => undefined);
+  else if (end === 'put_back')
+    await slots
+      .release(data.processId)
+      .then((parked) => handOn(ctx, parked))
+      .catch(() => undefined);
 }
 
 /** A worker's relay settles its events itself: dispatched in this process, with no dispatch job. */
@@ -165,5 +173,5 @@ export async function recordStalledCreation(
   await recordFailure(ctx, data.processId, { id: job.id!, taskId }, dryRun, STALLED);
   // Its slot was the dead worker's: freed now (as a finished job frees it), not when its lease lapses.
   const attempt = taskId === null && typeof data.attempt === 'number' ? data.attempt : 0;
-  await new CreationSlots(ctx.redis, ctx.config).finish(data.processId, attempt);
+  handOn(ctx, await new CreationSlots(ctx.redis, ctx.config).finish(data.processId, attempt));
 }

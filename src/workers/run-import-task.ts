@@ -1,6 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import { createAccount } from '../use-cases/creation/from-process.js';
-import { CreationSlots } from '../use-cases/creation/slots.js';
+import { CreationSlots, UNKNOWN_ORGANISATION } from '../use-cases/creation/slots.js';
 import { onWindowExpired, type ProcessState, type Task } from '../domain/import-process/state.js';
 import type { ProcessRow } from '../storage/processes/import-processes.js';
 import type { ProcessEventLog } from '../storage/processes/process-events.js';
@@ -9,10 +9,18 @@ import { relayEvents } from '../use-cases/webhooks/relay.js';
 import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from './context.js';
 import { queueMigrationEmail, recordFailure, relayOptions } from './create-account.js';
+import { handOn } from './fair-slots.js';
 
 /** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */
 const MISSING_EVENT_RETRY_MS = 1_000;
 const MISSING_EVENT_TRIES = 5;
+/**
+ * A task parked in its organisation's line for a slot is woken by whoever frees one (`fair-slots.ts`); without
+ * that hand-over (lost, or its worker died) it wakes on its own after this, plus up to as much again (spread).
+ */
+const PARK_FALLBACK_MS = 30_000;
+/** How much longer than its fallback a parked task's ticket lives (it renews it when it parks again). */
+const PARK_GRACE_MS = 5_000;
 
 /**
  * A v2 scheduled creation (`POST /v2/data-import/accounts/`): a delayed job on the creation queue, due when
@@ -54,6 +62,8 @@ type TaskRun = {
   process: () => Promise<ProcessRow | null>;
   /** The events this run recorded, relayed to the webhooks when it ends. */
   recorded: RecordedEvent[];
+  /** Whether this run holds the task's creation slot. */
+  held: boolean;
 };
 
 async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerContext): Promise<unknown> {
@@ -64,22 +74,50 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
     ctx,
     process: () => (read ??= ctx.storage.processes.find(data.processId)),
     recorded: [],
+    held: false,
   };
-  const state = await stateAtTask(run);
-  if (!state) return { ran: false, reason: 'not_scheduled' };
-  // The task runs only while it is the one the process waits for (or it is resuming its own start).
-  const task = state.task;
-  const resuming = await isResuming(run, state);
-  if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
-    return { ran: false, reason: 'superseded' };
-  if (!resuming) {
-    const expired = await awaitWindow(run, task);
-    if (expired) return expired;
-  }
-  // The same global limit as v1 creates: a full limit delays the task (it never fails for it).
+  // The same global limit as v1 creates, shared by organisation: a full share parks the task in its
+  // organisation's line (it never fails for it). Inside the window its job was scheduled with, the slot is
+  // asked for first: a task that must wait then costs no read of its history.
   const slots = new CreationSlots(ctx.redis, ctx.config);
-  await takeSlot(run, slots, task, resuming);
-  return createInSlot(run, slots, task);
+  const now = ctx.clock().getTime();
+  if (
+    data.windowStart !== undefined &&
+    data.windowEnd !== undefined &&
+    now >= data.windowStart &&
+    now <= data.windowEnd
+  )
+    await takeSlot(run, slots, data.windowEnd, false);
+  let creating = false;
+  try {
+    const state = await stateAtTask(run);
+    if (!state) return { ran: false, reason: 'not_scheduled' };
+    // The task runs only while it is the one the process waits for (or it is resuming its own start).
+    const task = state.task;
+    const resuming = await isResuming(run, state);
+    if (!task || task.id !== data.taskId || (state.status !== 'PENDING' && !resuming))
+      return { ran: false, reason: 'superseded' };
+    if (!resuming) {
+      const expired = await awaitWindow(run, task);
+      if (expired) return expired;
+    }
+    await takeSlot(run, slots, Date.parse(task.windowEnd), resuming);
+    creating = true;
+    return await createInSlot(run, slots, task);
+  } finally {
+    // A slot taken for a run that does not create (superseded, delayed) goes to whoever waits next.
+    if (run.held && !creating)
+      handOn(
+        ctx,
+        await slots.release(data.processId).catch((err: Error) => {
+          ctx.log.warn(
+            { err: err.message },
+            'could not give a creation slot back (it lapses after its lease)',
+          );
+          return 0;
+        }),
+      );
+  }
 }
 
 /** Puts the job back in the delayed set until `until` (the processor then ends with `DelayedError`). */
@@ -150,13 +188,38 @@ async function awaitWindow(run: TaskRun, task: Task): Promise<{ ran: false; reas
   return { ran: false, reason: 'schedule_window_expired' };
 }
 
-/** The task's creation slot; a full limit delays the job (past the window's end, no later than that end). */
-async function takeSlot(run: TaskRun, slots: CreationSlots, task: Task, resuming: boolean): Promise<void> {
-  const slot = await slots.acquire(run.data.processId, 'worker');
-  if (slot.status === 'taken') return;
-  const retryAt = Date.now() + 250 + Math.floor(Math.random() * 500);
-  // Past the window's end the next run records the expiry; no need to wait longer than that.
-  await delay(run.job, resuming ? retryAt : Math.min(retryAt, Date.parse(task.windowEnd) + 1));
+/**
+ * The task's creation slot (renewed when this run holds it already). Refused, the task parks in its
+ * organisation's line (its place kept from its first wait) and sleeps in the delayed set until a freed slot
+ * wakes it, or its fallback (no later than its window's end: the next run then records the expiry).
+ * The job is delayed before it is parked, so a hand-over always finds it delayed.
+ */
+async function takeSlot(
+  run: TaskRun,
+  slots: CreationSlots,
+  windowEnd: number,
+  resuming: boolean,
+): Promise<void> {
+  const { data, job } = run;
+  const organisation = data.organisationId ?? UNKNOWN_ORGANISATION;
+  const id = job.id!;
+  const slot = await slots.acquire(data.processId, 'worker', {
+    organisationId: organisation,
+    ticket: `job:${id}`,
+  });
+  if (slot.status === 'taken') {
+    if (!run.held && data.parkedAt !== undefined) await slots.unpark(organisation, id);
+    run.held = true;
+    return;
+  }
+  const now = Date.now();
+  const since = data.parkedAt ?? now;
+  if (data.parkedAt === undefined) await job.updateData({ ...data, parkedAt: since });
+  const fallback = now + PARK_FALLBACK_MS + Math.floor(Math.random() * PARK_FALLBACK_MS);
+  const wake = resuming ? fallback : Math.max(now + 1, Math.min(fallback, windowEnd + 1));
+  await job.moveToDelayed(wake, job.token);
+  await slots.park(organisation, id, since, wake - now + PARK_GRACE_MS);
+  throw new DelayedError();
 }
 
 /** The creation itself, under the slot (renewed while it runs, freed once the run is over for good). */
@@ -199,8 +262,11 @@ async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Pro
     throw err;
   } finally {
     stop();
-    // silent-ok: a slot Redis could not free lapses after its lease
-    if (finished) await slots.finish(key, 0).catch(() => undefined);
+    if (finished) {
+      run.held = false;
+      // silent-ok: a slot Redis could not free lapses after its lease
+      handOn(ctx, await slots.finish(key, 0).catch(() => 0));
+    }
     await relay(run);
   }
 }

@@ -17,6 +17,7 @@ import { buildVendors } from '../infra/vendors/index.js';
 import { redisKeys } from '../infra/redis-keys.js';
 import { withTimeout } from '../infra/timeout.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
+import { startFairDispatch } from './fair-slots.js';
 import type { WorkerContext } from './context.js';
 import { onStalled, processors } from './processors.js';
 
@@ -85,10 +86,12 @@ export function startWorkers(
     return startWorker(queueName, connection, shared);
   });
   const stopSweep = only.includes('webhooks') ? scheduleOutboxSweep(shared) : () => undefined;
+  const stopFair = only.includes('account-creation') ? startFairDispatch(shared.ctx) : () => undefined;
   return {
     workers,
     async close() {
       stopSweep();
+      stopFair();
       await stopProgressWatch();
       await Promise.all(workers.map((w) => closeWithin(w, WORKER_CLOSE_MS, log)));
       // First attempts made by this process's jobs (each at most a second's wait for a place, then

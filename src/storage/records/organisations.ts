@@ -39,3 +39,35 @@ export async function findOrganisationById(
 ): Promise<OrganisationRow | null> {
   return models.Organisation.findById(id, { name: 1 }).lean<OrganisationRow>();
 }
+
+/** Sets an organisation's weight in the creation limit's fair share; null when there is no such organisation. */
+export async function setOrganisationWeight(
+  models: Models,
+  name: string,
+  weight: number,
+): Promise<OrganisationRow | null> {
+  return models.Organisation.findOneAndUpdate(
+    { name },
+    { $set: { creationWeight: weight } },
+    { returnDocument: 'after', projection: { name: 1 } },
+  ).lean<OrganisationRow>();
+}
+
+/** The weights set in the creation limit's fair share, by organisation id (an organisation not named: 1). */
+export async function organisationWeights(models: Models): Promise<Map<string, number>> {
+  const rows = await models.Organisation.find({ creationWeight: { $exists: true } }, { creationWeight: 1 }).lean<
+    { _id: Types.ObjectId; creationWeight?: number | null }[]
+  >();
+  return new Map(rows.map((row) => [String(row._id), row.creationWeight ?? 1]));
+}
+
+/** An organisation with its weight (for `org show`). */
+export async function findOrganisationWithWeight(
+  models: Models,
+  name: string,
+): Promise<(OrganisationRow & { creationWeight: number }) | null> {
+  const row = await models.Organisation.findOne({ name }, { name: 1, creationWeight: 1 }).lean<
+    OrganisationRow & { creationWeight?: number | null }
+  >();
+  return row ? { _id: row._id, name: row.name, creationWeight: row.creationWeight ?? 1 } : null;
+}

@@ -4,7 +4,7 @@ import type { Storage } from '../../storage/index.js';
 import { processKey } from '../../storage/processes/process-key.js';
 import { jobId } from '../../jobs/catalog.js';
 import type { CreationOutcome } from './from-process.js';
-import { CreationSlots, slotMember, type SlotSettings } from './slots.js';
+import { CreationSlots, slotMember, type AcquireResult, type ShareUse, type SlotSettings } from './slots.js';
 
 /**
  * The protocol of a create request, from the API's side: the account's concurrency slot, the attempt and job
@@ -39,6 +39,7 @@ export type CreateQueue = {
       operationsTeamId: string;
       dryRun: boolean;
       attempt: number;
+      organisationId: string;
       requestId: string;
     },
     options: { jobId: string; waitMs: number; beforeRequeue?: () => Promise<void> },
@@ -47,6 +48,8 @@ export type CreateQueue = {
 };
 
 export type CreateRequest = {
+  /** The caller's organisation: whose share of the creation limit the create uses. */
+  organisationId: string;
   importSupplier: string;
   externalAccountNumber: string;
   /** Resolves the team before the job is queued (null: unknown team). */
@@ -55,11 +58,17 @@ export type CreateRequest = {
   requestId: string;
 };
 
-export type CreateRequestResult =
+export type CreateRequestResult = (
   | { status: 'answered'; outcome: CreationOutcome }
-  | { status: 'in_progress' | 'limit_reached' | 'unknown_team' | 'redis_unavailable' }
+  | { status: 'in_progress' | 'unknown_team' | 'redis_unavailable' }
+  /** Refused at the organisation's share: try again in `retryAfterS` (see `retryAfter`). */
+  | { status: 'limit_reached'; retryAfterS: number }
   /** The wait ran out; the job keeps running (its id is recorded on the process). */
-  | { status: 'pending' };
+  | { status: 'pending' }
+) & {
+  /** The organisation's part of the limit as the slot step saw it (absent: Redis could not say). */
+  share?: ShareUse;
+};
 
 /** The create job a request queues or joins: its id, and its attempt (0: a dry run). */
 type Job = { id: string; attempt: number };
@@ -71,7 +80,10 @@ export class CreateRequests {
     private readonly redis: RedisClient,
     private readonly storage: Storage,
     private readonly queue: CreateQueue,
-    private readonly settings: SlotSettings & { ACCOUNT_CREATION_WAIT_MS: number },
+    private readonly settings: SlotSettings & {
+      ACCOUNT_CREATION_WAIT_MS: number;
+      ACCOUNT_CREATION_FAIR_WAIT_MS: number;
+    },
   ) {
     this.slots = new CreationSlots(redis, settings);
   }
@@ -80,16 +92,45 @@ export class CreateRequests {
   async run(req: CreateRequest): Promise<CreateRequestResult> {
     const member = slotMember(req.importSupplier, req.externalAccountNumber);
     const processId = processKey(req.importSupplier, req.externalAccountNumber);
-    let slot: Awaited<ReturnType<CreationSlots['acquire']>>;
+    let slot: AcquireResult;
     try {
-      slot = await this.slots.acquire(member, 'api', { claimFirst: !req.dryRun });
+      slot = await this.takeSlot(member, req);
     } catch {
       // silent-ok: Redis unreachable is the answer (503), and /readyz reports it
       return { status: 'redis_unavailable' };
     }
-    if (slot.status === 'already_held') return { status: 'in_progress' };
-    if (slot.status === 'limit_reached') return { status: 'limit_reached' };
+    const { share } = slot;
+    if (slot.status === 'already_held') return { status: 'in_progress', share };
+    if (slot.status !== 'taken') return { status: 'limit_reached', retryAfterS: retryAfter(share), share };
+    return { ...(await this.inSlot(member, processId, slot, req)), share };
+  }
 
+  /**
+   * The account's slot. An organisation under its share while others hold every slot waits for the next free
+   * one, which its recorded ticket reserves (organisations over their share give it up), bounded by
+   * `ACCOUNT_CREATION_FAIR_WAIT_MS`; one at or over its share is refused at once.
+   */
+  private async takeSlot(member: string, req: CreateRequest): Promise<AcquireResult> {
+    const options = {
+      claimFirst: !req.dryRun,
+      organisationId: req.organisationId,
+      ticket: `req:${req.requestId}`,
+    };
+    const until = Date.now() + this.settings.ACCOUNT_CREATION_FAIR_WAIT_MS;
+    let slot = await this.slots.acquire(member, 'api', options);
+    for (let pause = 5; slot.status === 'wait' && Date.now() < until; pause = Math.min(pause * 2, 50)) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      slot = await this.slots.acquire(member, 'api', options);
+    }
+    return slot;
+  }
+
+  private async inSlot(
+    member: string,
+    processId: string,
+    slot: AcquireResult,
+    req: CreateRequest,
+  ): Promise<CreateRequestResult> {
     // Whether the account is staged, skipped or imported is the worker's to say (as the job's result): the
     // request path reads no process, so the queue hop costs Redis round trips only.
     let teamId: string | null;
@@ -130,7 +171,14 @@ export class CreateRequests {
     const lost = new Promise<never>((_, reject) => (onLost = reject));
     const stop = this.slots.keepAlive(member, (err) => onLost(err), 1_000);
     const waiting = this.queue.enqueueAndWait(
-      { processId, operationsTeamId, dryRun: req.dryRun, attempt, requestId: req.requestId },
+      {
+        processId,
+        operationsTeamId,
+        dryRun: req.dryRun,
+        attempt,
+        organisationId: req.organisationId,
+        requestId: req.requestId,
+      },
       {
         jobId: job.id,
         waitMs: this.settings.ACCOUNT_CREATION_WAIT_MS,
@@ -200,6 +248,17 @@ export class CreateRequests {
       return { status: 'redis_unavailable' };
     }
   }
+}
+
+/**
+ * When a create refused at its organisation's share may expect a slot, in whole seconds (at least 1): the
+ * organisation's slots must come down below its share, one more for each of its creations already waiting,
+ * and its slots free at about one per mean hold time each.
+ */
+export function retryAfter(share: ShareUse): number {
+  const ahead = Math.max(0, share.inUse - Math.floor(share.share)) + share.waiting + 1;
+  const seconds = (ahead * share.holdMs) / Math.max(1, share.inUse) / 1000;
+  return Math.max(1, Math.ceil(seconds));
 }
 
 /** The key holds the supplier's external number, which may contain ':' (not allowed in job ids). */

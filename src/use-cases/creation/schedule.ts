@@ -19,7 +19,10 @@ import { stageAccount, type StageInput } from './staging.js';
  */
 
 /** What a task's job knows besides its position: what its schedule saw of the history before it. */
-export type TaskHints = Pick<JobData<'run-import-task'>, 'freshBefore'>;
+export type TaskHints = Pick<
+  JobData<'run-import-task'>,
+  'freshBefore' | 'organisationId' | 'windowStart' | 'windowEnd'
+>;
 
 /** What scheduling needs of the creation queue. */
 export type TaskQueue = {
@@ -94,7 +97,12 @@ export async function scheduleAccount(
       // event never comes gives its position up, see the task's processor).
       // The job also says whether the history before the task is fresh, so that the task need not read it.
       const taskId = state.seq + 1;
-      await queue.add(identity.key, taskId, delayMs, { freshBefore: isFresh(state) });
+      await queue.add(identity.key, taskId, delayMs, {
+        freshBefore: isFresh(state),
+        organisationId: String(identity.organisationId),
+        windowStart: Date.parse(task.windowStart),
+        windowEnd: Date.parse(task.windowEnd),
+      });
       replaced = pendingTask(state);
       return { event: decision.event, result: { status: 'scheduled' as const, taskId } };
     },

@@ -1,180 +1,134 @@
 import type { RedisClient } from '../../infra/redis.js';
 import { redisKeys } from '../../infra/redis-keys.js';
 import { processKey } from '../../storage/processes/process-key.js';
+import { withSlotCommands, type SlotCommands } from './slot-scripts.js';
 
 /**
- * The global limit on accounts being created at once, shared by every API pod and worker.
+ * The global limit on accounts being created at once, shared by every API pod and worker, and fairly among
+ * the organisations that have work (see `slot-scripts.ts` for the keys and the scripts).
  *
  * One Redis sorted set per deployment (per queue prefix): member = the account's key (`slotMember`), score = the time
  * (Redis server clock, ms) at which the slot lapses. Holders renew their slot while they work (the API while
  * it waits for the job, the worker while it runs it), so a crashed holder's slot lapses on its own after
  * the lease. Every decision is one Lua script, so "count, compare, add" is atomic across processes.
  * The member being the account's key also makes the set the lock against a second create of the same account.
+ *
+ * The fair share: each organisation holding or waiting for a slot gets the limit times its weight over the
+ * active weights. Under its share it is never refused because others hold the slots: it waits (a v1 create in
+ * its API pod, a v2 task parked in its organisation's line), and organisations over their share give up the
+ * next free slots until it has its share. A lone organisation has the whole limit (work-conserving).
  */
-const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
-// KEYS: slots, peak, attempts, done. ARGV: member, limit (0 = none), lease ms, mode ('api' | 'worker'), claim.
-// Returns {status, in_flight, attempt, claimed, done}: status 1 taken (or renewed, worker mode), 0 limit
-// reached, -1 already held (api mode). `attempt` is the account's create attempt (see
-// `CreationSlots.claimAttempt`); with claim = '1', an account that never had one gets its first in the same
-// step (claimed = 1), which saves the common first create two round trips. `done` is the last attempt whose
-// job finished (see FINISH).
-const ACQUIRE = `${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local lease = tonumber(ARGV[3])
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  if ARGV[4] == 'api' then return {-1, redis.call('ZCARD', KEYS[1]), 0, 0, 0} end
-  redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-  return {1, redis.call('ZCARD', KEYS[1]), 0, 0, 0}
-end
-local card = redis.call('ZCARD', KEYS[1])
-local limit = tonumber(ARGV[2])
-if limit > 0 and card >= limit then return {0, card, 0, 0, 0} end
-redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-card = card + 1
-if card > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], card) end
-if ARGV[4] ~= 'api' then return {1, card, 0, 0, 0} end
-local attempt = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
-if attempt == 0 and ARGV[5] == '1' then return {1, card, redis.call('HINCRBY', KEYS[3], ARGV[1], 1), 1, 0} end
-return {1, card, attempt, 0, tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '0')}`;
-
-// KEYS: slots, done. ARGV: member, the finished job's attempt (0: a dry run, none). Frees the slot and records
-// that the attempt's job is over, in one step: whoever takes the slot next knows the job is finished even
-// before BullMQ has moved it to completed.
-const FINISH = `redis.call('ZREM', KEYS[1], ARGV[1])
-local attempt = tonumber(ARGV[2])
-if attempt > tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') then redis.call('HSET', KEYS[2], ARGV[1], attempt) end
-return 1`;
-
-// Renews only a slot that is still held: a late heartbeat must never resurrect a released slot.
-const RENEW = `${NOW}
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) > now then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-  return 1
-end
-return 0`;
-
-const HELD = `${NOW}
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) > now then return 1 end
-return 0`;
-
-const IN_FLIGHT = `${NOW}
-return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
-
-// KEYS: attempts. ARGV: member, the attempt the caller saw. Moves to the next attempt only if no one else
-// did since; either way returns the current one, so two racing claims join the same job.
-const CLAIM = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if current == tonumber(ARGV[2]) then current = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) end
-return current`;
-
-// KEYS: attempts. ARGV: member, an attempt whose job exists. Raises the counter to it (never lowers it).
-const RESTORE = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if current < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-return 1`;
-
-type SlotCommands = {
-  slotAcquire(
-    slots: string,
-    peak: string,
-    attempts: string,
-    done: string,
-    member: string,
-    limit: number,
-    leaseMs: number,
-    mode: string,
-    claim: string,
-  ): Promise<[number, number, number, number, number]>;
-  slotFinish(slots: string, done: string, member: string, attempt: number): Promise<number>;
-  slotRenew(slots: string, member: string, leaseMs: number): Promise<number>;
-  slotHeld(slots: string, member: string): Promise<number>;
-  slotInFlight(slots: string): Promise<number>;
-  slotClaimAttempt(attempts: string, member: string, seen: number): Promise<number>;
-  slotRestoreAttempt(attempts: string, member: string, attempt: number): Promise<number>;
-};
-
-function withCommands(redis: RedisClient): RedisClient & SlotCommands {
-  if (!('slotAcquire' in redis)) {
-    redis.defineCommand('slotAcquire', { numberOfKeys: 4, lua: ACQUIRE });
-    redis.defineCommand('slotFinish', { numberOfKeys: 2, lua: FINISH });
-    redis.defineCommand('slotRenew', { numberOfKeys: 1, lua: RENEW });
-    redis.defineCommand('slotHeld', { numberOfKeys: 1, lua: HELD });
-    redis.defineCommand('slotInFlight', { numberOfKeys: 1, lua: IN_FLIGHT });
-    redis.defineCommand('slotClaimAttempt', { numberOfKeys: 1, lua: CLAIM });
-    redis.defineCommand('slotRestoreAttempt', { numberOfKeys: 1, lua: RESTORE });
-  }
-  return redis as RedisClient & SlotCommands;
-}
+const statusOf = (status: number): AcquireResult['status'] =>
+  status === 1 ? 'taken' : status === 0 ? 'limit_reached' : status === 2 ? 'wait' : 'already_held';
 
 /** The slot (and lock) of one account: its process key, known before any lookup. */
 export function slotMember(importSupplier: string, externalAccountNumber: string): string {
   return processKey(importSupplier, externalAccountNumber);
 }
 
+/** An organisation's part of the limit, as a create answer reports it (headers) and the progress shows it. */
+export type ShareUse = {
+  /** Slots the organisation holds (after this call, when it took one). */
+  inUse: number;
+  /** Its share now: the limit times its weight over the active organisations' weights (0: no limit). */
+  share: number;
+  /** Its creations waiting for a slot (v1 creates in API pods, parked v2 tasks). */
+  waiting: number;
+  /** The mean time a slot is held, in ms (0 before the first finished creation). */
+  holdMs: number;
+};
+
 export type AcquireResult = {
-  status: 'taken' | 'limit_reached' | 'already_held';
+  /**
+   * `taken` (or renewed); `limit_reached`: the organisation is at or over its share (the whole limit when
+   * alone); `wait`: it is under its share while others hold the slots (its ticket, if given, is recorded, so
+   * the next free slot is its); `already_held` (api mode).
+   */
+  status: 'taken' | 'limit_reached' | 'wait' | 'already_held';
   inFlight: number;
   /** API mode, when taken: the account's create attempt, and whether this call claimed it (the first). */
   attempt: number;
   claimed: boolean;
   /** API mode, when taken and not claimed: the last attempt whose job finished (see `finish`). */
   done: number;
+  share: ShareUse;
 };
 
 export type SlotSettings = {
   QUEUE_PREFIX: string;
   ACCOUNT_CREATION_CONCURRENCY: number;
   ACCOUNT_CREATION_SLOT_LEASE_MS: number;
+  /** Absent: on. */
+  ACCOUNT_CREATION_FAIR_SHARE?: boolean;
 };
+
+/** The organisation of slots taken before organisations were recorded (jobs queued before the upgrade). */
+export const UNKNOWN_ORGANISATION = '-';
+
+/** How long a v1 create's ticket lives without being renewed (its API pod renews it while it waits). */
+export const ASK_TICKET_MS = 1_000;
 
 export class CreationSlots {
   private readonly redis: RedisClient & SlotCommands;
-  private readonly key: string;
-  private readonly peakKey: string;
-  private readonly attemptsKey: string;
-  private readonly doneKey: string;
+  private readonly keys: ReturnType<typeof redisKeys>['creationSlots'];
   readonly limit: number;
   readonly leaseMs: number;
+  readonly fair: boolean;
 
   constructor(redis: RedisClient, settings: SlotSettings) {
-    this.redis = withCommands(redis);
-    const keys = redisKeys(settings.QUEUE_PREFIX).creationSlots;
-    this.key = keys.slots;
-    this.peakKey = keys.peak;
-    this.attemptsKey = keys.attempts;
-    this.doneKey = keys.done;
+    this.redis = withSlotCommands(redis);
+    this.keys = redisKeys(settings.QUEUE_PREFIX).creationSlots;
     this.limit = settings.ACCOUNT_CREATION_CONCURRENCY;
     this.leaseMs = settings.ACCOUNT_CREATION_SLOT_LEASE_MS;
+    this.fair = settings.ACCOUNT_CREATION_FAIR_SHARE !== false;
+  }
+
+  private get key(): string {
+    return this.keys.slots;
   }
 
   /**
    * `api`: a new creation; refused when the account already holds a slot (a create is running). With
    * `claimFirst`, an account that never had a create attempt claims its first in the same step.
-   * `worker`: the job's own slot; renewed when held, else taken again if the limit allows.
+   * `worker`: the job's own slot; renewed when held, else taken again if the limit (and the shares) allow.
+   * `ticket`: who asks (api: `req:<request id>`, recorded when told to wait; worker: a parked task's
+   * `job:<id>`, dropped once it has its slot).
    */
   async acquire(
     member: string,
     mode: 'api' | 'worker',
-    options: { claimFirst?: boolean } = {},
+    options: { claimFirst?: boolean; organisationId?: string; ticket?: string } = {},
   ): Promise<AcquireResult> {
-    const [status, inFlight, attempt, claimed, done] = await this.redis.slotAcquire(
-      this.key,
-      this.peakKey,
-      this.attemptsKey,
-      this.doneKey,
+    const k = this.keys;
+    const reply = await this.redis.slotAcquire(
+      k.slots,
+      k.peak,
+      k.attempts,
+      k.done,
+      k.slotOrg,
+      k.orgUse,
+      k.weights,
+      k.waiting,
+      k.orgWaiting,
+      k.hold,
       member,
       this.limit,
       this.leaseMs,
       mode,
       options.claimFirst ? '1' : '0',
+      options.organisationId || UNKNOWN_ORGANISATION,
+      this.fair ? '1' : '0',
+      options.ticket ?? '',
+      ASK_TICKET_MS,
     );
+    const [status, inFlight, attempt, claimed, done, inUse, shareMilli, waiting, holdMs] = reply.map(Number);
     return {
-      status: status === 1 ? 'taken' : status === 0 ? 'limit_reached' : 'already_held',
-      inFlight,
-      attempt,
+      status: statusOf(status!),
+      inFlight: inFlight!,
+      attempt: attempt!,
       claimed: claimed === 1,
-      done,
+      done: done!,
+      share: { inUse: inUse!, share: shareMilli! / 1000, waiting: waiting!, holdMs: holdMs! },
     };
   }
 
@@ -182,16 +136,28 @@ export class CreationSlots {
     return (await this.redis.slotRenew(this.key, member, this.leaseMs)) === 1;
   }
 
-  async release(member: string): Promise<void> {
-    await this.redis.zrem(this.key, member);
+  /** Gives a slot back without ending an attempt. Returns how many organisations have parked tasks. */
+  async release(member: string): Promise<number> {
+    return this.finish(member, -1);
   }
 
   /**
    * A job's end: frees its slot and records its attempt (0 for a dry run) as finished. `via` sends the command
-   * on another connection, to order it with that connection's commands.
+   * on another connection, to order it with that connection's commands. Returns how many organisations have
+   * parked tasks (the caller then hands the slot to one, see `fair-dispatch.ts`).
    */
-  async finish(member: string, attempt: number, via: RedisClient = this.redis): Promise<void> {
-    await withCommands(via).slotFinish(this.key, this.doneKey, member, attempt);
+  async finish(member: string, attempt: number, via: RedisClient = this.redis): Promise<number> {
+    const k = this.keys;
+    return withSlotCommands(via).slotFinish(
+      k.slots,
+      k.done,
+      k.slotOrg,
+      k.orgUse,
+      k.hold,
+      k.orgParked,
+      member,
+      attempt,
+    );
   }
 
   async isHeld(member: string): Promise<boolean> {
@@ -202,6 +168,68 @@ export class CreationSlots {
     return this.redis.slotInFlight(this.key);
   }
 
+  /** An organisation's part of the limit now (nothing is taken). */
+  async usage(organisationId: string): Promise<ShareUse & { inFlight: number }> {
+    const k = this.keys;
+    const [inUse, shareMilli, inFlight, waiting] = (
+      await this.redis.slotUsage(
+        k.slots,
+        k.slotOrg,
+        k.orgUse,
+        k.weights,
+        k.waiting,
+        k.orgWaiting,
+        organisationId,
+        this.limit,
+        this.fair ? '1' : '0',
+      )
+    ).map(Number);
+    const holdMs = Number((await this.redis.get(k.hold)) ?? 0);
+    return { inUse: inUse!, share: shareMilli! / 1000, inFlight: inFlight!, waiting: waiting!, holdMs };
+  }
+
+  /** Puts a v2 task in its organisation's line (keeping its place, `since`), its ticket living `ttlMs`. */
+  async park(organisationId: string, jobId: string, since: number, ttlMs: number): Promise<void> {
+    const k = this.keys;
+    await this.redis.slotPark(
+      k.parked(organisationId),
+      k.waiting,
+      k.orgWaiting,
+      k.orgParked,
+      organisationId,
+      jobId,
+      since,
+      ttlMs,
+    );
+  }
+
+  /** Takes a task out of its organisation's line: `jobId`, or the first in line (returned; null: none). */
+  async unpark(organisationId: string, jobId = ''): Promise<string | null> {
+    const k = this.keys;
+    return this.redis.slotUnpark(
+      k.parked(organisationId),
+      k.waiting,
+      k.orgWaiting,
+      k.orgParked,
+      organisationId,
+      jobId,
+    );
+  }
+
+  /** The organisation whose parked task goes next (by weight in turn); null: nothing is parked. */
+  async nextParkedOrganisation(): Promise<string | null> {
+    const k = this.keys;
+    return this.redis.slotNextOrg(k.orgParked, k.orgUse, k.weights, this.fair ? '1' : '0');
+  }
+
+  /** Sets (or, with 1, clears) an organisation's weight as the scripts read it. */
+  async setWeights(weights: ReadonlyMap<string, number>): Promise<void> {
+    const k = this.keys;
+    const multi = this.redis.multi().del(k.weights);
+    for (const [org, weight] of weights) if (weight !== 1) multi.hset(k.weights, org, weight);
+    await multi.exec();
+  }
+
   /**
    * Moves the account to the attempt after `seen`, unless another claim already did; returns the attempt.
    * Attempts count the real (non-dry-run) creates accepted for an account and are part of each create job's
@@ -209,7 +237,7 @@ export class CreationSlots {
    * id is never reused while a job keeps it), so choosing the id costs no database round trip.
    */
   async claimAttempt(member: string, seen: number): Promise<number> {
-    return this.redis.slotClaimAttempt(this.attemptsKey, member, seen);
+    return this.redis.slotClaimAttempt(this.keys.attempts, member, seen);
   }
 
   /**
@@ -217,12 +245,12 @@ export class CreationSlots {
    * failover lost it, maybe with the claim that chose its id, so a later create must not claim the id again.
    */
   async restoreAttempt(member: string, attempt: number): Promise<void> {
-    await this.redis.slotRestoreAttempt(this.attemptsKey, member, attempt);
+    await this.redis.slotRestoreAttempt(this.keys.attempts, member, attempt);
   }
 
   /** The highest number of slots ever held at once (for operators and the scale-out test). */
   async peak(): Promise<number> {
-    return Number((await this.redis.get(this.peakKey)) ?? 0);
+    return Number((await this.redis.get(this.keys.peak)) ?? 0);
   }
 
   /**

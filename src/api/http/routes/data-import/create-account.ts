@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreationOutcome } from '../../../../use-cases/creation/from-process.js';
 import { CreateRequests } from '../../../../use-cases/creation/create-request.js';
+import { CreationSlots, type ShareUse } from '../../../../use-cases/creation/slots.js';
 import { migrationRefusal } from '../../../../domain/supplier.js';
 import { ruleCatalogue, validateCreateAccountRequest } from '../../../../domain/validation/index.js';
 import { createAccountRequestSchema } from '../../../../schemas/post-import.js';
@@ -31,6 +32,25 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
     },
     app.config,
   );
+  const slots = new CreationSlots(app.redis, app.config);
+
+  /** The caller's share headers on an answer given before the slot step (a refusal of the request). */
+  async function withShare<T>(
+    reply: FastifyReply,
+    organisationId: string,
+    answer: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await answer();
+    } catch (err) {
+      if (organisationId && !reply.hasHeader(SHARE_HEADER)) {
+        // silent-ok: the headers are left out when Redis cannot say; the refusal is the answer
+        const share = await slots.usage(organisationId).catch(() => null);
+        if (share) reply.headers(shareHeaders(share));
+      }
+      throw err;
+    }
+  }
 
   app.post(
     '/account-import-process/process/',
@@ -60,49 +80,70 @@ export default async function createAccountRoutes(fastify: FastifyInstance): Pro
         },
       },
     },
-    async (request, reply) => {
-      const supplier = await request.tenant.findSupplier(field(request.body, 'import_supplier_code'));
-      const result = validateCreateAccountRequest(request.body, validationContext(app, supplier));
-      if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
-      const body = result.data;
-      if (!supplier) {
-        throw new ApiError('request_failed_validation', {
-          errors: [
-            {
-              detail: `Import supplier ${body.import_supplier_code} does not exist.`,
-              code: 'import_supplier_not_found',
-              attr: 'import_supplier_code',
-            },
-          ],
+    (request, reply) =>
+      withShare(reply, String(request.principal?.organisationId ?? ''), async () => {
+        const supplier = await request.tenant.findSupplier(field(request.body, 'import_supplier_code'));
+        const result = validateCreateAccountRequest(request.body, validationContext(app, supplier));
+        if (!result.ok) throw new ApiError('request_failed_validation', { errors: result.errors });
+        const body = result.data;
+        if (!supplier) {
+          throw new ApiError('request_failed_validation', {
+            errors: [
+              {
+                detail: `Import supplier ${body.import_supplier_code} does not exist.`,
+                code: 'import_supplier_not_found',
+                attr: 'import_supplier_code',
+              },
+            ],
+          });
+        }
+        const notOngoing = migrationRefusal(supplier);
+        if (notOngoing) throw new ApiError(notOngoing.code, { detail: notOngoing.detail });
+        const answer = await requests.run({
+          organisationId: String(supplier.organisationId),
+          importSupplier: supplier.code,
+          externalAccountNumber: body.external_account_number,
+          teamId: () => app.storage.suppliers.teamIdByName(body.operations_team_name),
+          dryRun: body.dry_run === true,
+          requestId: request.id,
         });
-      }
-      const notOngoing = migrationRefusal(supplier);
-      if (notOngoing) throw new ApiError(notOngoing.code, { detail: notOngoing.detail });
-      const answer = await requests.run({
-        importSupplier: supplier.code,
-        externalAccountNumber: body.external_account_number,
-        teamId: () => app.storage.suppliers.teamIdByName(body.operations_team_name),
-        dryRun: body.dry_run === true,
-        requestId: request.id,
-      });
-      switch (answer.status) {
-        case 'answered':
-          if (!answer.outcome.ok) throw refusal(answer.outcome);
-          reply.code(201);
-          return { kraken_account_number: answer.outcome.kraken_account_number };
-        case 'in_progress':
-          throw new ApiError('account_import_in_progress');
-        case 'limit_reached':
-          throw new ApiError('concurrency_limit_exceeded', { headers: { 'retry-after': '1' } });
-        case 'unknown_team':
-          throw new ApiError('operations_team_name_does_not_exist');
-        case 'redis_unavailable':
-          throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
-        case 'pending':
-          throw new ApiError('account_creation_pending', { headers: { 'retry-after': '10' } });
-      }
-    },
+        if (answer.share) reply.headers(shareHeaders(answer.share));
+        switch (answer.status) {
+          case 'answered':
+            if (!answer.outcome.ok) throw refusal(answer.outcome);
+            reply.code(201);
+            return { kraken_account_number: answer.outcome.kraken_account_number };
+          case 'in_progress':
+            throw new ApiError('account_import_in_progress');
+          case 'limit_reached':
+            throw new ApiError('concurrency_limit_exceeded', {
+              headers: { 'retry-after': String(answer.retryAfterS) },
+            });
+          case 'unknown_team':
+            throw new ApiError('operations_team_name_does_not_exist');
+          case 'redis_unavailable':
+            throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
+          case 'pending':
+            throw new ApiError('account_creation_pending', { headers: { 'retry-after': '10' } });
+        }
+      }),
   );
+}
+
+/** The header naming the slots the caller's organisation may hold at once now (see docs/api.md). */
+const SHARE_HEADER = 'x-creation-share';
+
+/**
+ * The caller's share of the creation limit, in slots it may hold at once now (its fractional share rounded
+ * up: under its share it may take one more), and what is left of it (absent: no limit).
+ */
+function shareHeaders(share: ShareUse): Record<string, string> {
+  if (share.share <= 0) return {};
+  const slots = Math.ceil(share.share - 1e-9);
+  return {
+    [SHARE_HEADER]: String(slots),
+    'x-creation-share-remaining': String(Math.max(0, slots - share.inUse)),
+  };
 }
 
 const ruleDescriptions = new Map<string, string>(ruleCatalogue.map((r) => [r.code, r.description]));

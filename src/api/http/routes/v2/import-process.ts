@@ -61,17 +61,21 @@ export default async function v2ImportProcessRoutes(
    * the old master had not replicated) gets its job again, due at its window's start: whoever follows the
    * task's status (the migration client polls it) brings it back. Best effort; Redis down changes nothing.
    */
-  async function requeueLostTask(processId: string, state: ProcessState): Promise<void> {
+  async function requeueLostTask(processId: string, organisationId: string, state: ProcessState): Promise<void> {
     if (state.status !== 'PENDING' || !state.task) return;
     const id = taskJobId(processId, state.task.id);
     try {
       if ((await creationQueue().getJobState(id)) !== 'unknown') return;
-      // Without hints: what the history held before the task is not known here, so the task reads all of it.
+      // What the history held before the task is not known here, so the task reads all of it.
       await tasks.add(
         processId,
         state.task.id,
         Math.max(0, Date.parse(state.task.windowStart) - app.clock().getTime()),
-        {},
+        {
+          organisationId,
+          windowStart: Date.parse(state.task.windowStart),
+          windowEnd: Date.parse(state.task.windowEnd),
+        },
       );
       app.log.warn({ job_id: id }, 'scheduled task had no job (lost in a Redis failover?): queued again');
     } catch {
@@ -82,7 +86,7 @@ export default async function v2ImportProcessRoutes(
   /** The status body of a process: its history's state, or (no history) what its v1 state tells. */
   async function statusOf(process: ProcessRow, options: { repair?: boolean } = {}) {
     const state = await storage.events.state(process._id);
-    if (options.repair) await requeueLostTask(process._id, state);
+    if (options.repair) await requeueLostTask(process._id, String(process.organisationId), state);
     // A process staged or created before events were recorded has no history: its v1 state tells.
     const status = state.status ?? (process.krakenAccountNumber ? 'PROCESSED' : 'PENDING');
     const latest = state.latestEvent;
