@@ -31,6 +31,8 @@ export function redisKeys(prefix: string) {
       orgParked: `${creation}:org-parked`,
       hold: `${creation}:hold`,
       parked: (organisationId: string) => `${creation}:parked:${organisationId}`,
+      /** How many v2 tasks the organisation scheduled lately: its next task's rank (`TASK_PRIORITY`). */
+      taskRank: (organisationId: string) => `${creation}:task-rank:${organisationId}`,
     },
     /** A per-account mutex (one key per script call: any slot). */
     accountLock: (accountId: string) => `${prefix}:account-lock:${accountId}`,

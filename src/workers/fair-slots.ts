@@ -5,8 +5,8 @@ import type { WorkerContext } from './context.js';
 
 /** How often a worker process fills free creation slots with parked tasks (lapses, lost hand-overs). */
 const SWEEP_MS = 1_000;
-/** How often a worker process mirrors the organisations' weights into Redis (`org set-weight`'s promise). */
-const WEIGHTS_MS = 5_000;
+/** How often a worker process mirrors the organisations' weights into Redis (`org set-weight` promises 5 s). */
+const WEIGHTS_MS = 4_000;
 
 type Context = Pick<WorkerContext, 'config' | 'redis' | 'queue' | 'log' | 'storage'>;
 

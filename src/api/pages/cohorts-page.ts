@@ -55,7 +55,7 @@ export const cohortsHtml = `<!doctype html>
   <section id="suppliers-view" hidden aria-labelledby="suppliers-title">
     <h2 id="suppliers-title">Suppliers</h2>
     <table id="suppliers">
-      <thead><tr><th scope="col">Supplier</th><th scope="col">Status</th><th scope="col" class="num">Accounts</th><th scope="col" class="barcol">By status</th><th scope="col" class="num">Processed / min (5 min)</th><th scope="col" class="num">ETA</th></tr></thead>
+      <thead><tr><th scope="col">Supplier</th><th scope="col">Status</th><th scope="col" class="num">Accounts</th><th scope="col" class="barcol">By status</th><th scope="col" class="num">Processed / min (5 min)</th><th scope="col" class="num">ETA</th><th scope="col" class="num">Creation slots</th></tr></thead>
       <tbody></tbody>
     </table>
     <ul class="legend" id="legend"></ul>
@@ -63,6 +63,7 @@ export const cohortsHtml = `<!doctype html>
   <section id="supplier-view" hidden aria-labelledby="supplier-title">
     <h2 id="supplier-title" tabindex="-1"></h2>
     <ul id="counts" class="counts"></ul>
+    <p id="slots" class="muted"></p>
     <div class="detail">
       <div class="chart-box">
         <h3>Per minute, last hour</h3>

@@ -6,7 +6,7 @@ import { closeAccounts, openAccounts } from './cohorts-accounts.client.js';
 import { api, base, expiry, getToken, supplierPath } from './cohorts-session.client.js';
 import { LABELS, STATUSES, changed, color, state } from './cohorts-state.client.js';
 
-/** @import { Accounts, Minutes, Progress, Shown, Status, SupplierSummary } from './cohorts-state.client.js' */
+/** @import { Accounts, CreationSlots, Minutes, Progress, Shown, Status, SupplierSummary } from './cohorts-state.client.js' */
 
 var REFRESH_MS = 3000;
 
@@ -43,12 +43,28 @@ function bar(accounts) {
   );
 }
 
+/**
+ * The organisation's creation slots, short ("12 / 25 of 50": in use, its share, the limit).
+ * @param {CreationSlots} c
+ */
+function slotsShort(c) {
+  if (c.limit === 0) return c.in_use + ' (no limit)';
+  return c.in_use + ' / ' + Math.ceil(c.share) + ' of ' + c.limit;
+}
+
 /** @param {SupplierSummary[]} results */
 function renderSuppliers(results) {
   if (
     !changed('suppliers', {
       r: results.map(function (r) {
-        return [r.import_supplier_code, r.status, r.accounts, r.processed_per_minute.last_5m, r.eta_seconds];
+        return [
+          r.import_supplier_code,
+          r.status,
+          r.accounts,
+          r.processed_per_minute.last_5m,
+          r.eta_seconds,
+          r.creation_slots,
+        ];
       }),
       s: state.selected,
     })
@@ -74,12 +90,18 @@ function renderSuppliers(results) {
       el('td', {}, [bar(r.accounts)]),
       el('td', { className: 'num', 'data-field': 'rate', text: String(r.processed_per_minute.last_5m) }),
       el('td', { className: 'num', 'data-field': 'eta', text: eta(r.eta_seconds) }),
+      el('td', {
+        className: 'num',
+        'data-field': 'slots',
+        text: slotsShort(r.creation_slots),
+        title: "The organisation's creation slots: in use / its fair share of the limit",
+      }),
     ]);
   });
   if (rows.length === 0)
     rows = [
       el('tr', {}, [
-        el('td', { colSpan: 6, className: 'muted', text: 'This organisation has no supplier.' }),
+        el('td', { colSpan: 7, className: 'muted', text: 'This organisation has no supplier.' }),
       ]),
     ];
   replaceKeepingFocus(tbody('suppliers'), rows);
@@ -100,6 +122,19 @@ function select(code) {
 function renderProgress(p) {
   $('supplier-view').hidden = false;
   $('supplier-title').textContent = p.import_supplier_code + ' — ' + p.status;
+  var c = p.creation_slots;
+  $('slots').textContent =
+    c.limit === 0
+      ? "Creation slots: the organisation's creations in flight: " + c.in_use + ' (no limit).'
+      : "Creation slots: the organisation's creations hold " +
+        c.in_use +
+        ' of its share of ' +
+        Math.ceil(c.share) +
+        ' (limit ' +
+        c.limit +
+        ' for every organisation); ' +
+        c.waiting +
+        ' waiting for a slot.';
   if (changed('counts', [p.accounts, p.skipped])) {
     var items = /** @type {Shown[]} */ (STATUSES).concat(['SKIPPED']).map(function (s) {
       var n = s === 'SKIPPED' ? p.skipped : p.accounts[s];

@@ -6,11 +6,13 @@
  * @typedef {'PROCESSED' | 'IN_PROGRESS' | 'PENDING' | 'ERRORED' | 'DRY_RUN_SUCCEEDED' | 'DRY_RUN_ERRORED' | 'CANCELLED'} Status
  * @typedef {Status | 'SKIPPED'} Shown a status whose accounts the page lists
  * @typedef {Record<Status, number> & { total: number }} Accounts
+ * @typedef {{ in_use: number, share: number, limit: number, waiting: number }} CreationSlots
  * @typedef {{ import_supplier_code: string, status: string, accounts: Accounts,
- *   processed_per_minute: { last_5m: number }, eta_seconds: number | null }} SupplierSummary
+ *   processed_per_minute: { last_5m: number }, eta_seconds: number | null,
+ *   creation_slots: CreationSlots }} SupplierSummary
  * @typedef {{ code: string, count: number, attrs: { attr: string, count: number }[] }} Failure
  * @typedef {{ import_supplier_code: string, status: string, accounts: Accounts, skipped: number,
- *   failures: Failure[] }} Progress
+ *   failures: Failure[], creation_slots: CreationSlots }} Progress
  * @typedef {{ minutes: { minute: string, processed: number, errored: number }[] }} Minutes
  * @typedef {{ external_account_number: string, status: string, kraken_identifier: string | null,
  *   latest_error: { code: string } | null, error_paths: string[], modified_at: string }} Account

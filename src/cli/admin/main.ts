@@ -9,6 +9,7 @@ import { seedDemo } from '../../use-cases/admin/demo.js';
 import { enabledVendors } from '../../vocabulary/payment-vendors.js';
 import { WebhookOperations } from '../../use-cases/admin/webhooks.js';
 import { producerConnection, type RedisClient } from '../../infra/redis.js';
+import { FairShareOperations } from '../../use-cases/admin/fair-share.js';
 
 /**
  * `import-admin`: the operators' CLI. Prints one JSON document on stdout; on error a one-line message on
@@ -34,6 +35,8 @@ async function withStorage<T>(
 const withOps = <T>(fn: (ops: Operations, config: Config) => Promise<T>, counters = false) =>
   withStorage((s, config) => fn(new Operations(s, config.API_KEY_HASH_SECRET), config), counters);
 const withCounters = <T>(fn: (ops: Operations) => Promise<T>) => withOps(fn, true);
+const withShares = <T>(fn: (shares: FairShareOperations) => Promise<T>) =>
+  withStorage((s, config) => fn(new FairShareOperations(s, redis!, config)), true);
 const withWebhooks = <T>(fn: (hooks: WebhookOperations) => Promise<T>) =>
   withStorage((s, config) => fn(new WebhookOperations(s, config)));
 
@@ -47,6 +50,19 @@ org
   .command('create <name>')
   .description('create an organisation and its first API key (shown once)')
   .action((name: string) => withOps((ops) => ops.createOrganisation(name)));
+org
+  .command('set-weight <name> <weight>')
+  .description(
+    "set the organisation's weight (1-1000, default 1) in the fair share of the creation limit; effective " +
+      'at once, or within 5 s once Redis is back',
+  )
+  .action((name: string, weight: string) => withShares((shares) => shares.setWeight(name, weight)));
+org
+  .command('show <name>')
+  .description(
+    "the organisation's weight and its part of the creation limit now (slots in use, share, waiting)",
+  )
+  .action((name: string) => withShares((shares) => shares.show(name)));
 
 const apiKey = program.command('api-key').description('organisation API keys');
 apiKey

@@ -3,10 +3,14 @@
  * `AdaptiveConcurrency` (the default): starts low and finds the service's pace from what it answers, with
  * `--concurrency` as the ceiling. It hears every answer the client gets (see `ApiClient`'s `observe`):
  *
- * - **refusals** (429, 503): the number in flight is cut by 30 % at once (once per window, so one overshoot
- *   answered by many refusals is one cut), and no new line starts before the `Retry-After` the service asked
- *   for (the refused request itself waits it out too, see http.ts);
- * - **windows** of as many answers as lines in flight: when one ends without a refusal, the number grows: it
+ * - **refusals** (429, 503): the number in flight is cut by 30 % at once, and no new line starts before the
+ *   `Retry-After` the service asked for (the refused request itself waits it out too, see http.ts). A refusal
+ *   of a request sent before the last cut cuts no more (that cut answered it: one overshoot answered by many
+ *   refusals is one cut);
+ * - **windows** of as many answers as lines in flight, counting only requests sent since the number last
+ *   changed (an answer to a request sent at an earlier level says nothing of this one: a window of quick
+ *   stages whose creates are still out would otherwise pass a level its creates never tried): when one ends
+ *   without a refusal, the number grows: it
  *   doubles until the first sign of load (slow start), then grows by one a window; unless the answers of the
  *   window took on average over `LATENCY_TOLERANCE` times the usual time of their kind of request (the
  *   lowest running mean seen of that method and path: a stage and a create differ a hundredfold): requests
@@ -14,8 +18,11 @@
  *   while latency does (the creation queue works more accounts at once), and only its 429s say "too many".
  *
  * Additive growth after the first sign means the service's limit is crossed by one line at a time, and the level
- * it refused at last is probed again only after `PROBE_WINDOWS` clean windows just below it: a few refusals per
- * crossing, many windows apart (the share of refused requests is in the summary).
+ * it refused at last is probed again only after `PROBE_WINDOWS` clean windows just below it. A probe refused
+ * (a refusal one line above a level found clean) steps back that one line, not 30 %, and the next probe waits
+ * twice as many windows (up to `MAX_PROBE_WINDOWS`): against a service whose limit holds, refusals become rarer
+ * the longer the run; a refusal below that level (the service's capacity fell) is cut by 30 % and probing starts
+ * over (the share of refused requests is in the summary).
  */
 
 export interface Concurrency {
@@ -65,19 +72,26 @@ const KIND_SAMPLES = 4;
 const MIN_WINDOW = 8;
 /** Clean windows at a level just below the last refused one before it is probed again (each probe costs refusals). */
 export const PROBE_WINDOWS = 4;
+/** The most clean windows between two probes (each refused probe doubles the wait, from PROBE_WINDOWS). */
+export const MAX_PROBE_WINDOWS = 32;
 /** Where the adaptive limit starts. */
 export const INITIAL_LIMIT = 4;
 
 export class AdaptiveConcurrency implements Concurrency {
   private current: number;
   private slowStart = true;
-  private window = { answers: 0, slowness: 0, weighed: 0, cut: false };
+  private window = { answers: 0, slowness: 0, weighed: 0 };
+  /** When the number last changed, and when it was last cut (the clock of `now`). */
+  private changedAt = -Infinity;
+  private cutAt = -Infinity;
   /** Per kind of request: its running mean and the lowest it has been (its usual time). */
   private readonly kinds = new Map<string, { n: number; meanMs: number; usualMs: number }>();
   private holdUntil = 0;
   /** The level the service last refused at, and the clean windows since just below it. */
   private refusedAt = Infinity;
   private cleanBelow = 0;
+  /** Clean windows just below `refusedAt` before the next probe. */
+  private probeWindows = PROBE_WINDOWS;
   private readonly stats = { requests: 0, refused: 0, peak: 0, cuts: 0, held: 0, sumLimit: 0 };
 
   constructor(
@@ -99,9 +113,11 @@ export class AdaptiveConcurrency implements Concurrency {
   observe(status: number, ms: number, retryAfterMs: number | null, kind = ''): void {
     this.stats.requests++;
     this.stats.sumLimit += this.current;
-    if (isRefusal(status)) return this.refused(retryAfterMs);
-    this.window.answers++;
+    const sentAt = this.now() - ms;
+    if (isRefusal(status)) return this.refused(retryAfterMs, sentAt);
     const slowness = this.weigh(kind, ms);
+    if (sentAt < this.changedAt) return;
+    this.window.answers++;
     if (slowness !== null) {
       this.window.slowness += slowness;
       this.window.weighed++;
@@ -120,22 +136,24 @@ export class AdaptiveConcurrency implements Concurrency {
     return slowness;
   }
 
-  private refused(retryAfterMs: number | null): void {
+  private refused(retryAfterMs: number | null, sentAt: number): void {
     this.stats.refused++;
     if (retryAfterMs !== null) this.holdUntil = Math.max(this.holdUntil, this.now() + retryAfterMs);
+    if (sentAt < this.cutAt) return;
+    // A probe: one line above a level found clean, the level refused before (or above it).
+    const probe = !this.slowStart && this.current >= this.refusedAt;
     this.slowStart = false;
-    if (this.window.cut) return;
+    this.probeWindows = probe ? Math.min(this.probeWindows * 2, MAX_PROBE_WINDOWS) : PROBE_WINDOWS;
     this.refusedAt = this.current;
     this.cleanBelow = 0;
-    this.set(Math.floor(this.current * REFUSAL_FACTOR));
+    this.set(probe ? this.current - 1 : Math.floor(this.current * REFUSAL_FACTOR));
+    this.cutAt = this.now();
     this.stats.cuts++;
-    this.window = { answers: 0, slowness: 0, weighed: 0, cut: true };
   }
 
   private endWindow(): void {
-    const { slowness, weighed, cut } = this.window;
-    this.window = { answers: 0, slowness: 0, weighed: 0, cut: false };
-    if (cut) return;
+    const { slowness, weighed } = this.window;
+    this.window = { answers: 0, slowness: 0, weighed: 0 };
     if (weighed > 0 && slowness / weighed > LATENCY_TOLERANCE) {
       this.slowStart = false;
       this.stats.held++;
@@ -145,13 +163,18 @@ export class AdaptiveConcurrency implements Concurrency {
     // Just below where the service last said "too many", it is probed again only after a few clean windows: a
     // service whose limit is fixed is crossed a few times as seldom, and one whose capacity grew is found all
     // the same.
-    if (this.current + 1 >= this.refusedAt && ++this.cleanBelow < PROBE_WINDOWS) return;
+    if (this.current + 1 >= this.refusedAt && ++this.cleanBelow < this.probeWindows) return;
     this.cleanBelow = 0;
     this.set(this.current + 1);
   }
 
   private set(limit: number): void {
-    this.current = Math.max(1, Math.min(this.ceiling, limit));
+    const next = Math.max(1, Math.min(this.ceiling, limit));
+    if (next !== this.current) {
+      this.changedAt = this.now();
+      this.window = { answers: 0, slowness: 0, weighed: 0 };
+    }
+    this.current = next;
     this.stats.peak = Math.max(this.stats.peak, this.current);
   }
 

@@ -46,11 +46,12 @@ export async function setOrganisationWeight(
   name: string,
   weight: number,
 ): Promise<OrganisationRow | null> {
-  return models.Organisation.findOneAndUpdate(
+  const row = await models.Organisation.findOneAndUpdate(
     { name },
     { $set: { creationWeight: weight } },
-    { returnDocument: 'after', projection: { name: 1 } },
+    { returnDocument: 'after' },
   ).lean<OrganisationRow>();
+  return row ? { _id: row._id, name: row.name } : null;
 }
 
 /** The weights set in the creation limit's fair share, by organisation id (an organisation not named: 1). */

@@ -217,6 +217,17 @@ for i = 1, #parked, 2 do
 end
 return best`;
 
+// KEYS: task-rank:<org>, weights. ARGV: organisation, how long the rank lives without a new task (ms), the
+// highest priority. The BullMQ priority of the organisation's next v2 task: its rank among the tasks the
+// organisation scheduled lately, over its weight. Due tasks are taken lowest priority first, so the due tasks of
+// several organisations are started in turn by weight (the n-th of one beside the n-th of another), however
+// many one of them has; within an organisation, in the order they were scheduled.
+export const TASK_PRIORITY = `local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local w = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '1') or 1
+if w <= 0 then w = 1 end
+return math.min(1 + math.floor((n - 1) / w), tonumber(ARGV[3]))`;
+
 // KEYS: attempts. ARGV: member, the attempt the caller saw. Moves to the next attempt only if no one else
 // did since; either way returns the current one, so two racing claims join the same job.
 export const CLAIM = `local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
@@ -240,6 +251,7 @@ export type SlotCommands = {
   slotPark(...args: (string | number)[]): Promise<number>;
   slotUnpark(...args: string[]): Promise<string | null>;
   slotNextOrg(...args: string[]): Promise<string | null>;
+  slotTaskPriority(rank: string, weights: string, org: string, ttlMs: number, max: number): Promise<number>;
   slotClaimAttempt(attempts: string, member: string, seen: number): Promise<number>;
   slotRestoreAttempt(attempts: string, member: string, attempt: number): Promise<number>;
 };
@@ -255,6 +267,7 @@ export function withSlotCommands(redis: RedisClient): RedisClient & SlotCommands
     redis.defineCommand('slotPark', { numberOfKeys: 4, lua: PARK });
     redis.defineCommand('slotUnpark', { numberOfKeys: 4, lua: UNPARK });
     redis.defineCommand('slotNextOrg', { numberOfKeys: 3, lua: NEXT_ORG });
+    redis.defineCommand('slotTaskPriority', { numberOfKeys: 2, lua: TASK_PRIORITY });
     redis.defineCommand('slotClaimAttempt', { numberOfKeys: 1, lua: CLAIM });
     redis.defineCommand('slotRestoreAttempt', { numberOfKeys: 1, lua: RESTORE });
   }

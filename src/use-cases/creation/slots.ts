@@ -68,6 +68,11 @@ export const UNKNOWN_ORGANISATION = '-';
 /** How long a v1 create's ticket lives without being renewed (its API pod renews it while it waits). */
 export const ASK_TICKET_MS = 1_000;
 
+/** How long an organisation's task rank lives without a new task (its next cohort then starts at rank 1). */
+const TASK_RANK_MS = 3_600_000;
+/** BullMQ's highest job priority (2^21 - 1); ranks beyond share it (then in the order they were scheduled). */
+const MAX_PRIORITY = 2_097_151;
+
 export class CreationSlots {
   private readonly redis: RedisClient & SlotCommands;
   private readonly keys: ReturnType<typeof redisKeys>['creationSlots'];
@@ -228,6 +233,13 @@ export class CreationSlots {
     const multi = this.redis.multi().del(k.weights);
     for (const [org, weight] of weights) if (weight !== 1) multi.hset(k.weights, org, weight);
     await multi.exec();
+  }
+
+  /** The BullMQ priority of the organisation's next v2 task (see `TASK_PRIORITY`). */
+  async taskPriority(organisationId: string): Promise<number> {
+    const k = this.keys;
+    const org = organisationId || UNKNOWN_ORGANISATION;
+    return this.redis.slotTaskPriority(k.taskRank(org), k.weights, org, TASK_RANK_MS, MAX_PRIORITY);
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   dropEmptyBodies,
   orderPaths,
 } from '../../openapi/document-parts.js';
+import { addResponseHeaders } from '../../openapi/response-headers.js';
 
 const isZod = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value;
 
@@ -77,6 +78,7 @@ export default fp(
         dropEmptyBodies(document);
         addParameterExamples(document);
         addAnswerExamples(document);
+        addResponseHeaders(document);
         orderPaths(
           document,
           OPENAPI_TAGS.map((tag) => tag.name),

@@ -5,6 +5,8 @@ import type { SupplierStatus } from '../../../vocabulary/supplier-statuses.js';
 import { ApiError } from '../errors.js';
 
 export type Tenant = {
+  /** The caller's organisation (its id, as text). */
+  organisationId: string;
   /** The caller's supplier with this code, or null: another organisation's supplier is indistinguishable from none. */
   findSupplier(code: unknown): Promise<Supplier | null>;
   /** Same, answering 404 `import_supplier_not_found` when absent. */
@@ -42,6 +44,7 @@ export default fp(
           return supplier;
         };
         return {
+          organisationId: String(principal.organisationId),
           findSupplier,
           getSupplier,
           async getOngoingSupplier(code: unknown) {

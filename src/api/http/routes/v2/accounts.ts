@@ -128,10 +128,12 @@ function taskQueue(app: FastifyInstance, creationQueue: () => Queue): TaskQueue 
     async add(processId, taskId, delayMs, hints) {
       const spec = jobCatalog['run-import-task'];
       try {
+        // Due tasks start in turn by organisation (their priority), not in the order they were scheduled.
+        const priority = await slots.taskPriority(hints.organisationId ?? '');
         await creationQueue().add(
           'run-import-task',
           { processId, taskId, ...hints, requestId: 'schedule' },
-          { ...spec.options, ...retention, jobId: taskJobId(processId, taskId), delay: delayMs },
+          { ...spec.options, ...retention, jobId: taskJobId(processId, taskId), delay: delayMs, priority },
         );
       } catch {
         throw new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });

@@ -15,6 +15,7 @@ import {
 } from '../../../../use-cases/progress/cohort.js';
 import { formatUtcDatetime, pathIdentifier } from '../../../../schemas/primitives.js';
 import { isCounted, type CountedStorage } from '../../../../use-cases/progress/rebuild.js';
+import { CreationSlots } from '../../../../use-cases/creation/slots.js';
 import { ApiError } from '../../errors.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
 
@@ -65,6 +66,21 @@ export const progressBody = z.object({
       'ERRORED and DRY_RUN_ERRORED accounts by latest_error.code, largest first (20 codes, 5 paths).',
     ),
   post_import: z.object(Object.fromEntries(postImportResources.map((r) => [r, z.number().int()]))),
+  creation_slots: z
+    .object({
+      in_use: z.number().int().describe('Slots the organisation’s creations hold now.'),
+      share: z
+        .number()
+        .describe(
+          'The organisation’s fair share of the limit now: the limit times its weight over the weights of ' +
+            'the organisations holding or waiting for a slot (the whole limit when alone).',
+        ),
+      limit: z.number().int().describe('The global creation limit (0: none).'),
+      waiting: z.number().int().describe('The organisation’s creations waiting for a slot.'),
+    })
+    .describe(
+      'The creation limit as the supplier’s organisation uses it now (its suppliers share these slots).',
+    ),
 });
 const suppliersBody = z.object({
   results: z
@@ -79,6 +95,7 @@ const suppliersBody = z.object({
           skipped: true,
           processed_per_minute: true,
           eta_seconds: true,
+          creation_slots: true,
         })
         .describe('One supplier’s progress summary (the progress body without failures and post_import).'),
     )
@@ -130,6 +147,17 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     if (!isCounted(storage)) throw new ApiError('service_unavailable');
     return storage;
   };
+  const slots = new CreationSlots(app.redis, app.config);
+  /** The organisation's part of the creation limit now (`creation_slots`). */
+  async function slotsOf(organisationId: string) {
+    const use = await slots.usage(organisationId);
+    return {
+      in_use: use.inUse,
+      share: Math.round(use.share * 100) / 100,
+      limit: slots.limit,
+      waiting: use.waiting,
+    };
+  }
   /** Redis unreachable: the counts live there. */
   const unavailable = (err: unknown): never => {
     if (err instanceof ApiError) throw err;
@@ -154,8 +182,11 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     },
     async (request) => {
       const suppliers = await request.tenant.listSuppliers();
-      const results = await readSummaries(counted(), suppliers, app.clock()).catch(unavailable);
-      return { results };
+      const [summaries, creation] = await Promise.all([
+        readSummaries(counted(), suppliers, app.clock()),
+        slotsOf(request.tenant.organisationId),
+      ]).catch(unavailable);
+      return { results: summaries.map((summary) => ({ ...summary, creation_slots: creation })) };
     },
   );
 
@@ -209,7 +240,11 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     },
     async (request) => {
       const supplier = await supplierOf(request, request.params.import_supplier_code);
-      return readProgress(counted(), supplier, app.clock()).catch(unavailable);
+      const [progress, creation] = await Promise.all([
+        readProgress(counted(), supplier, app.clock()),
+        slotsOf(request.tenant.organisationId),
+      ]).catch(unavailable);
+      return { ...progress, creation_slots: creation };
     },
   );
 
