@@ -43,7 +43,7 @@ export async function* readJsonLines(
 /**
  * The lines of a text (UTF-8 bytes), as readline splits them (`\r\n`, `\n` or a `\r` alone ends a line), read
  * no faster than they are taken: the next chunk is asked for once every line of this one is taken (readline's
- * own iterator reads ahead up to 1,024 lines: some 100 MB of realistic account payloads, held while the run
+ * own iterator reads ahead up to 1,024 lines: some 50 MB of realistic account payloads, held while the run
  * waits on the service). Holds one chunk and the line being read; a chunk may be reused once the next is asked for.
  */
 export async function* textLines(chunks: AsyncIterable<Buffer>): AsyncGenerator<string> {
