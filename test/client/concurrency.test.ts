@@ -6,72 +6,128 @@ import {
   AdaptiveConcurrency,
   INITIAL_LIMIT,
   LATENCY_TOLERANCE,
+  MAX_PROBE_WINDOWS,
   PROBE_WINDOWS,
 } from '../../src/cli/client/concurrency.js';
 import { validAccountPayload } from '../domain/fixtures.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { clientTenant, readResults, runClient, startService } from './support.js';
 
-/** `n` answers of `status` taking `ms` each. */
-const answer = (c: AdaptiveConcurrency, n: number, status = 201, ms = 10) => {
-  for (let i = 0; i < n; i++) c.observe(status, ms, status === 429 ? 1_000 : null);
-};
+/**
+ * A controller on a clock of its own. `answer`: `n` requests one after the other, each sent as the one before
+ * it was answered and taking `ms`; `together`: `n` requests sent at the same moment, answered one after the other.
+ */
+function controller(ceiling = 64) {
+  let now = 0;
+  const c = new AdaptiveConcurrency(ceiling, () => now);
+  const retryAfter = (status: number) => (status === 429 ? 1_000 : null);
+  const answer = (n: number, status = 201, ms = 10, kind = '') => {
+    for (let i = 0; i < n; i++) {
+      now += ms;
+      c.observe(status, ms, retryAfter(status), kind);
+    }
+  };
+  const together = (n: number, status = 201, ms = 10) => {
+    const sent = now;
+    for (let i = 0; i < n; i++) {
+      now += 1;
+      c.observe(status, now - sent + ms, retryAfter(status));
+    }
+  };
+  return { c, answer, together };
+}
 
 describe('adaptive concurrency', () => {
   it('doubles while answers are quick, then grows by one after the first refusal, cut by 30 %', () => {
-    const c = new AdaptiveConcurrency(64);
+    const { c, answer, together } = controller();
     expect(c.limit).toBe(INITIAL_LIMIT);
-    answer(c, 8);
+    answer(8);
     expect(c.limit).toBe(8);
-    answer(c, 8);
+    answer(8);
     expect(c.limit).toBe(16);
-    answer(c, 16);
+    answer(16);
     expect(c.limit).toBe(32);
-    // Many refusals of one overshoot: one cut.
-    answer(c, 5, 429);
+    // Many refusals of one overshoot (requests sent before the cut): one cut.
+    together(5, 429);
     expect(c.limit).toBe(22);
-    answer(c, 22);
-    answer(c, 22);
+    answer(22);
     expect(c.limit).toBe(23);
+    answer(23);
+    expect(c.limit).toBe(24);
     expect(c.summary()).toMatchObject({ mode: 'adaptive', peak: 32, refused: 5, cuts: 1 });
+    // A refusal of a request sent after the cut cuts again.
+    answer(1, 429);
+    expect(c.limit).toBe(16);
   });
 
-  it('probes the level the service last refused at only after a few clean windows just below it', () => {
-    const c = new AdaptiveConcurrency(64);
-    answer(c, 8);
-    answer(c, 8);
+  it('judges a level by the requests sent at it: answers to requests sent before it changed do not end its window', () => {
+    const { c, answer, together } = controller();
+    answer(8);
+    expect(c.limit).toBe(8);
+    // Quick answers (stages, say) to requests sent at the level before, while the level's own are still out.
+    together(16, 201, 50);
+    expect(c.limit).toBe(8);
+    answer(8);
     expect(c.limit).toBe(16);
-    answer(c, 1, 429);
+  });
+
+  it('probes the level the service last refused at only after a few clean windows just below it, less often after each refused probe', () => {
+    const { c, answer } = controller();
+    answer(8);
+    answer(8);
+    expect(c.limit).toBe(16);
+    answer(1, 429);
     expect(c.limit).toBe(11);
-    // The window the refusal cut ends without growth; then one more line a clean window.
-    answer(c, 11);
-    expect(c.limit).toBe(11);
+    // One more line a clean window.
     for (const level of [11, 12, 13, 14]) {
-      answer(c, level);
+      answer(level);
       expect(c.limit).toBe(level + 1);
     }
-    // At 15, one below the refused 16: it stays for PROBE_WINDOWS clean windows, then tries 16 again.
-    for (let i = 1; i < PROBE_WINDOWS; i++) {
-      answer(c, 15);
+    // At 15, one below the refused 16: it stays for PROBE_WINDOWS clean windows, then tries 16 again; each
+    // refused probe steps back one line and doubles the windows before the next one.
+    const probeAfter = (windows: number) => {
+      for (let i = 1; i < windows; i++) {
+        answer(15);
+        expect(c.limit).toBe(15);
+      }
+      answer(15);
+      expect(c.limit).toBe(16);
+    };
+    probeAfter(PROBE_WINDOWS);
+    answer(1, 429);
+    expect(c.limit).toBe(15);
+    probeAfter(PROBE_WINDOWS * 2);
+    answer(1, 429);
+    expect(c.limit).toBe(15);
+    probeAfter(PROBE_WINDOWS * 4);
+    // The longest wait between probes.
+    for (let i = 0; i < 10; i++) {
+      answer(1, 429);
       expect(c.limit).toBe(15);
+      for (let w = 0; w < MAX_PROBE_WINDOWS; w++) answer(15);
     }
-    answer(c, 15);
     expect(c.limit).toBe(16);
+    // A refusal below the level found clean: the service's capacity fell, a cut of 30 %, and probing starts over.
+    answer(1, 429);
+    answer(15);
+    expect(c.limit).toBe(15);
+    answer(1, 429);
+    expect(c.limit).toBe(10);
   });
 
   it('never passes the ceiling', () => {
-    const c = new AdaptiveConcurrency(10);
-    for (let i = 0; i < 10; i++) answer(c, 16);
+    const { c, answer } = controller(10);
+    for (let i = 0; i < 10; i++) answer(16);
     expect(c.limit).toBe(10);
   });
 
   it('holds (never cuts) while answers are far slower than usual for their kind of request', () => {
-    const c = new AdaptiveConcurrency(64);
+    const { c, answer } = controller();
     const kinds = (n: number, createMs: number) => {
       // A stage is quick, a create slow: each is weighed against its own usual time.
       for (let i = 0; i < n / 2; i++) {
-        c.observe(201, 5, null, 'POST /v1/data-import/account-import-process/create-or-update');
-        c.observe(201, createMs, null, 'POST /v1/data-import/account-import-process/process');
+        answer(1, 201, 5, 'POST /v1/data-import/account-import-process/create-or-update');
+        answer(1, 201, createMs, 'POST /v1/data-import/account-import-process/process');
       }
     };
     kinds(8, 300);
