@@ -5,6 +5,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createTenant, graphqlToken, startTestApp, type TestApp } from '../support/app.js';
 import { databaseUrl, uniqueName } from '../support/env.js';
+import { redisKeys } from '../../src/infra/redis-keys.js';
 
 const run = promisify(execFile);
 // Every test starts the CLI as processes (each a TypeScript start-up of a few seconds on a loaded machine).
@@ -140,6 +141,34 @@ describe('import-admin', () => {
     const team = await admin('team', 'create', 'Migrations Squad');
     expect(team.out).toEqual({ team: { id: expect.any(String), name: 'Migrations Squad' } });
     expect((await admin('team', 'create', 'Migrations Squad')).err).toContain('already exists');
+  });
+
+  it('sets an organisation’s weight in the creation limit’s fair share and shows it, refusing bad weights', async () => {
+    const redis = {
+      REDIS_URL: t.config.REDIS_URL,
+      REDIS_CLUSTER_NODES: t.config.REDIS_CLUSTER_NODES.map(({ host, port }) => `${host}:${port}`).join(','),
+      QUEUE_PREFIX: t.config.QUEUE_PREFIX,
+    };
+    await admin('org', 'create', 'Weighty Org');
+    const set = await adminWith(redis, 'org', 'set-weight', 'Weighty Org', '3');
+    expect(set.out).toMatchObject({ organisation: 'Weighty Org', weight: 3, applied_now: true });
+    // Applied to the slots' shares at once (the scripts read it from Redis).
+    const weights = await t.app.redis.hgetall(redisKeys(t.config.QUEUE_PREFIX).creationSlots.weights);
+    expect(weights).toEqual({ [set.out.id]: '3' });
+    const shown = await adminWith(redis, 'org', 'show', 'Weighty Org');
+    expect(shown.out).toEqual({
+      organisation: 'Weighty Org',
+      id: set.out.id,
+      weight: 3,
+      creation: { fair_share: true, limit: 50, in_flight: 0, in_use: 0, share: 50, waiting: 0 },
+    });
+    for (const bad of ['0', '1.5', '1001', 'two']) {
+      const refused = await adminWith(redis, 'org', 'set-weight', 'Weighty Org', bad);
+      expect(refused.code).toBe(1);
+      expect(refused.err.trim()).toBe(`error: weight "${bad}" must be a whole number from 1 to 1000`);
+    }
+    const unknown = await adminWith(redis, 'org', 'set-weight', 'Nobody', '2');
+    expect(unknown.err.trim()).toBe('error: organisation "Nobody" does not exist');
   });
 
   it('marks an account import process skipped', async () => {

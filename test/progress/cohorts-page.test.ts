@@ -117,6 +117,8 @@ describe('the cohort page', () => {
         const suppliers = await rows(page, '#suppliers');
         expect(suppliers.map((r) => r[0])).toEqual([SUPPLIER, OTHER_SUPPLIER]);
         expect(suppliers[0]!.slice(1, 3)).toEqual(['Ongoing', '0']);
+        // The organisation's creation slots: none in use, its share (alone: the whole limit) of the limit.
+        expect(suppliers[0]![6]).toBe('0 / 50 of 50');
         // The key is kept nowhere; the token only in the tab's session storage.
         const storage = (await page.evaluate(`({
           session: JSON.stringify(sessionStorage),
@@ -138,6 +140,10 @@ describe('the cohort page', () => {
           'the supplier opened',
         );
         await waitFor(async () => (await counts(page)).PROCESSED === 0, 'the supplier’s counts');
+        expect(await page.$eval('#slots', (p) => p.textContent)).toBe(
+          "Creation slots: the organisation's creations hold 0 of its share of 50 (limit 50 for every " +
+            'organisation); 0 waiting for a slot.',
+        );
 
         // A first batch: staged (PENDING), then created (PROCESSED); the page follows without a reload.
         const first = ['COH-1', 'COH-2', 'COH-3'];

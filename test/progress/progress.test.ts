@@ -279,7 +279,9 @@ describe('the page’s endpoints', () => {
     await t.ops.createSupplier('ACME_SECOND', 'Acme Energía', { documentRoot: 'migrations/acme_second' });
     const res = await t.app.inject({ method: 'GET', url: '/v2/data-import/import-suppliers/', headers });
     expect(res.statusCode).toBe(200);
-    const { results } = res.json() as { results: { import_supplier_code: string; accounts: object }[] };
+    const { results } = res.json() as {
+      results: { import_supplier_code: string; accounts: object; creation_slots: object }[];
+    };
     expect(results.map((r) => r.import_supplier_code)).toEqual([SUPPLIER, 'ACME_SECOND']);
     const body = (await progress()).json();
     expect(results[0]).toEqual({
@@ -291,7 +293,10 @@ describe('the page’s endpoints', () => {
       skipped: body.skipped,
       processed_per_minute: expect.any(Object),
       eta_seconds: body.eta_seconds === null ? null : expect.any(Number),
+      // The organisation's creation slots, the same in the list as in the progress body.
+      creation_slots: { in_use: 0, share: 50, limit: 50, waiting: 0 },
     });
+    expect(body.creation_slots).toEqual(results[0]!.creation_slots);
     expect(results[1]!.accounts).toMatchObject({ total: 0, PENDING: 0 });
   });
 

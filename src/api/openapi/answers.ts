@@ -11,6 +11,9 @@ import {
   reconciledV2,
 } from './guide-outcome.js';
 
+const { creation_slots: _slots, ...withoutSlots } = demoProgressSummary;
+void _slots;
+
 // What the service answers to the request examples (examples.ts), sent in workflow order after ./scripts/up.sh:
 // the answer examples of the OpenAPI document, by operationId and status, so that Swagger shows real answers
 // instead of placeholders generated from the schemas ("string"). The success answers are docs/api.md's too (a
@@ -236,8 +239,9 @@ export const answers: Record<string, Record<string, unknown>> = {
     404: v2NotFound,
   },
   getCohortProgress: {
+    // The body's order: the summary's fields, then failures and post-import items, then the creation slots.
     200: {
-      ...demoProgressSummary,
+      ...withoutSlots,
       failures: [],
       post_import: {
         notes: 2,
@@ -246,6 +250,7 @@ export const answers: Record<string, Record<string, unknown>> = {
         billing_documents: 1,
         payment_instructions: 1,
       },
+      creation_slots: demoProgressSummary.creation_slots,
     },
     404: error('import_supplier_not_found'),
   },

@@ -24,6 +24,7 @@ export const demoProgressSummary = {
   skipped: 0,
   processed_per_minute: { last_1m: 1, last_5m: 0.4, last_15m: 0.1 },
   eta_seconds: 0,
+  creation_slots: { in_use: 0, share: 50, limit: 50, waiting: 0 },
 };
 
 /** The number the v1 create answers in the examples (each run gives another). */
