@@ -6,7 +6,7 @@ import type { WorkerContext } from './context.js';
 /** How often a worker process fills free creation slots with parked tasks (lapses, lost hand-overs). */
 const SWEEP_MS = 1_000;
 /** How often a worker process mirrors the organisations' weights into Redis (`org set-weight` promises 5 s). */
-const WEIGHTS_MS = 4_000;
+const WEIGHTS_MS = 2_000;
 
 type Context = Pick<WorkerContext, 'config' | 'redis' | 'queue' | 'log' | 'storage'>;
 
@@ -16,7 +16,10 @@ export function promoteCreationJob(ctx: Pick<Context, 'queue'>): Promote {
     const job = await Job.fromId(ctx.queue('account-creation'), id);
     if (!job) return false;
     // silent-ok: a job that is not delayed (awake on its own, finished, removed) is not promoted; the next is
-    return job.promote().then(() => true, () => false);
+    return job.promote().then(
+      () => true,
+      () => false,
+    );
   };
 }
 
@@ -46,7 +49,9 @@ export function startFairDispatch(ctx: Context): () => void {
     ctx.storage.organisations
       .weights()
       .then((weights) => slots.setWeights(weights))
-      .catch((err: Error) => ctx.log.warn({ err: err.message }, 'could not mirror the organisations’ weights'));
+      .catch((err: Error) =>
+        ctx.log.warn({ err: err.message }, 'could not mirror the organisations’ weights'),
+      );
   void mirror();
   const weights = setInterval(() => void mirror(), WEIGHTS_MS);
   sweep.unref();

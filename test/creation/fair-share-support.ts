@@ -2,6 +2,7 @@ import type { TestApp } from '../support/app.js';
 import { createTenant } from '../support/app.js';
 import { CreationSlots } from '../../src/use-cases/creation/slots.js';
 import { processKey } from '../../src/storage/processes/process-key.js';
+import { taskJobId } from '../../src/use-cases/creation/schedule.js';
 import { accountPayload, TEAM } from './support.js';
 
 /** One organisation of a fairness test: its supplier, its caller's headers and its id. */
@@ -100,6 +101,21 @@ export async function startedAt(t: TestApp, org: Org, external: string): Promise
   const history = await t.app.storage.events.history(processKey(org.supplier, external));
   const started = history.find((e) => e.kind === 'STARTED');
   return started ? started.occurredAt.getTime() : null;
+}
+
+/**
+ * When a worker began the run of the account's scheduled task that created it (its job's `processedOn`: a parked
+ * task's last run is the one that took the slot), and when that run recorded STARTED; null until it has.
+ */
+export async function taskStartedAt(t: TestApp, org: Org, external: string) {
+  const key = processKey(org.supplier, external);
+  const history = await t.app.storage.events.history(key);
+  const scheduled = history.find((e) => e.kind === 'SCHEDULED');
+  const started = history.find((e) => e.kind === 'STARTED');
+  if (!scheduled || !started) return null;
+  const job = await t.app.queues.queue('account-creation').getJob(taskJobId(key, scheduled.seq));
+  if (!job?.processedOn) return null;
+  return { run: job.processedOn, recorded: started.occurredAt.getTime() };
 }
 
 /** The value at the nearest rank of `p` (0–1) in `values`. */

@@ -20,6 +20,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     LOG_LEVEL: process.env.CHILD_LOGS ?? 'silent',
     ACCOUNT_CREATION_CONCURRENCY: String(config.ACCOUNT_CREATION_CONCURRENCY),
     ACCOUNT_CREATION_SLOT_LEASE_MS: String(config.ACCOUNT_CREATION_SLOT_LEASE_MS),
+    ACCOUNT_CREATION_FAIR_SHARE: String(config.ACCOUNT_CREATION_FAIR_SHARE),
     // The same vendors as the API under test (the tests enable SIMULATED).
     PAYMENT_VENDORS: config.PAYMENT_VENDORS.join(','),
     // The same activation delay as the test's own `webhook add` (writers remember endpoints for half of it).

@@ -1,0 +1,143 @@
+import { freePort, waitForPort } from '../../test/support/processes.js';
+import { childEnv, startProcess } from '../../test/creation/processes.js';
+import { creationEnv, httpCreationClient, pool, SUPPLIER, TEAM } from '../creation-env.js';
+import { startServiceProcesses } from '../scheduled-env.js';
+import { round, type BenchEnv, type Scenario } from '../support.js';
+
+/** Realistic accounts per run: `BENCH_FAIR_ACCOUNTS` (default 1,000). */
+const ACCOUNTS = Number(process.env.BENCH_FAIR_ACCOUNTS ?? 1_000);
+/** Runs of each setting, alternating (on, off, on, off, …): `BENCH_FAIR_ROUNDS` (default 2). */
+const ROUNDS = Number(process.env.BENCH_FAIR_ROUNDS ?? 2);
+const LIMIT = Number(process.env.BENCH_CREATION_CONCURRENCY ?? 50);
+const WARM_UP = 100;
+const MODES = ['on', 'off'] as const;
+type Mode = (typeof MODES)[number];
+
+/**
+ * What the fair share costs an organisation alone on the service (the usual case: one supplier migrating):
+ * the same lone organisation with `ACCOUNT_CREATION_FAIR_SHARE` on and off, alternating, one web and one worker
+ * process of their own each run. v1: stage + create over HTTP at the limit in flight; v2: the same number of
+ * accounts scheduled (window: now) as fast as the client sends them, timed to the last PROCESSED. Goal: with
+ * the shares on, at least 0.95 of the throughput with them off (means of the runs, in one run of the bench).
+ */
+const scenario: Scenario = {
+  name: 'fair-share',
+  description:
+    `A lone organisation with the fair share on vs off (ACCOUNT_CREATION_FAIR_SHARE), alternating, ${ROUNDS} ` +
+    `runs each of ${ACCOUNTS} realistic accounts: v1 stage + create at ${LIMIT} in flight, and v2 scheduled; ` +
+    `accounts/s and the ratio on/off`,
+  async run(env) {
+    const runs: { path: 'v1' | 'v2'; mode: Mode; accounts_per_s: number; refused_429: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const mode of MODES) {
+        runs.push({ path: 'v1', mode, ...(await runV1(env, mode)) });
+        console.log(`  v1 ${mode}: ${runs.at(-1)!.accounts_per_s} accounts/s`);
+        runs.push({ path: 'v2', mode, ...(await runV2(env, mode)) });
+        console.log(`  v2 ${mode}: ${runs.at(-1)!.accounts_per_s} accounts/s`);
+      }
+    }
+    const mean = (path: 'v1' | 'v2', mode: Mode) => {
+      const of = runs.filter((r) => r.path === path && r.mode === mode).map((r) => r.accounts_per_s);
+      return round(of.reduce((a, b) => a + b, 0) / of.length, 1);
+    };
+    const summary = (path: 'v1' | 'v2') => ({
+      on_accounts_per_s: mean(path, 'on'),
+      off_accounts_per_s: mean(path, 'off'),
+      ratio_on_off: round(mean(path, 'on') / mean(path, 'off'), 3),
+    });
+    return {
+      accounts_per_run: ACCOUNTS,
+      creation_limit: LIMIT,
+      runs,
+      v1: summary('v1'),
+      v2: summary('v2'),
+      goal: 'ratio_on_off >= 0.95',
+    };
+  },
+};
+export default scenario;
+
+function configFor(env: BenchEnv, mode: Mode) {
+  return env.config({
+    ACCOUNT_CREATION_CONCURRENCY: String(LIMIT),
+    ACCOUNT_CREATION_FAIR_SHARE: mode === 'on' ? 'true' : 'false',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
+}
+
+async function runV1(env: BenchEnv, mode: Mode) {
+  const config = configFor(env, mode);
+  const e = await creationEnv(config, { workers: false, payload: 'realistic' });
+  const port = await freePort();
+  const base = childEnv(config);
+  const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
+  const worker = startProcess('worker', base);
+  const client = httpCreationClient({
+    ports: [port],
+    headers: e.headers,
+    template: e.template,
+    inFlight: LIMIT,
+  });
+  try {
+    await waitForPort(port);
+    await pool(
+      Array.from({ length: WARM_UP }, (_, i) => `FW-${i}`),
+      LIMIT,
+      (ext) => client.stageAndCreate(ext),
+    );
+    client.retried429 = 0;
+    const externals = Array.from({ length: ACCOUNTS }, (_, i) => `FS-${String(i).padStart(6, '0')}`);
+    const started = performance.now();
+    await pool(externals, LIMIT, (ext) => client.stageAndCreate(ext));
+    const seconds = (performance.now() - started) / 1000;
+    const imported = await e.app.db.models.AccountImportProcess.countDocuments({
+      krakenAccountNumber: { $ne: null },
+    });
+    if (imported !== ACCOUNTS + WARM_UP) throw new Error(`expected ${ACCOUNTS} accounts, found ${imported}`);
+    return { accounts_per_s: round(ACCOUNTS / seconds, 1), refused_429: client.retried429 };
+  } finally {
+    client.close();
+    await Promise.all([web.stop(), worker.stop()]);
+    await e.close();
+  }
+}
+
+async function runV2(env: BenchEnv, mode: Mode) {
+  const config = configFor(env, mode);
+  const e = await creationEnv(config, { workers: false, payload: 'realistic' });
+  const service = await startServiceProcesses(config, LIMIT);
+  try {
+    const schedule = async (external: string) => {
+      const status = await service.schedule(
+        e.headers,
+        { ...e.template, import_supplier: SUPPLIER, external_account_number: external },
+        TEAM,
+      );
+      if (status !== 201) throw new Error(`schedule ${external}: ${status}`);
+    };
+    // Watched on the cohort's progress counts (Redis), as the scheduled scenario does.
+    const counters = e.app.storage.progress!;
+    const waitFor = async (n: number) => {
+      const deadline = Date.now() + 30 * 60_000;
+      while (((await counters.counts(SUPPLIER)).PROCESSED ?? 0) < n) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} accounts`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await pool(
+      Array.from({ length: WARM_UP }, (_, i) => `FW-${i}`),
+      LIMIT,
+      schedule,
+    );
+    await waitFor(WARM_UP);
+    const externals = Array.from({ length: ACCOUNTS }, (_, i) => `FS-${String(i).padStart(6, '0')}`);
+    const started = performance.now();
+    await pool(externals, LIMIT, schedule);
+    await waitFor(WARM_UP + ACCOUNTS);
+    const seconds = (performance.now() - started) / 1000;
+    return { accounts_per_s: round(ACCOUNTS / seconds, 1), refused_429: 0 };
+  } finally {
+    await service.stop();
+    await e.close();
+  }
+}
