@@ -157,6 +157,12 @@ export const configSchema = z.object({
    * server that holds them, none marked stale) and rebuilds from the database those that are not.
    */
   PROGRESS_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * Cohort plans (issue 47): how often a v2 task held back by its supplier's plan (paused, its canary's accounts
+   * being created, outside the plan's window) looks again, and how often each worker process projects the
+   * plans with a window (publishing `cohort.at_risk-v1` when a projection passes the window's end).
+   */
+  COHORT_PLAN_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).default(2_000),
   METRICS_ENABLED: bool.default(true),
   /**
    * Most worker threads that parse, validate and serialise validate-account bodies off the event loop; 0

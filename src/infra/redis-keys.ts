@@ -44,6 +44,15 @@ export function redisKeys(prefix: string) {
     },
     /** A supplier's cohort progress counters (`storage/progress-counters.ts`): one tag per supplier. */
     progress: (supplier: string) => `{${prefix}:progress:${supplier}}`,
+    /**
+     * A supplier's cohort plan state (`use-cases/cutover/plan-scripts.ts`): its hash (settings, pause, counts),
+     * the set of its creations admitted and not finished, and its last finished outcomes (the breaker's window).
+     * One tag per supplier: every plan script touches the three together.
+     */
+    plan: (supplier: string) => {
+      const base = `{${prefix}:plan:${supplier}}`;
+      return { state: `${base}:state`, inFlight: `${base}:in-flight`, recent: `${base}:recent` };
+    },
     /** Progress counter updates that failed, fleet-wide (each process adds its own once Redis answers). */
     progressFailures: () => `${prefix}:progress-failures`,
     /** The pub/sub channel of early job results (a cluster forwards a publish to every node). */

@@ -20,6 +20,8 @@ import { CreatedAccounts } from './records/created-accounts.js';
 import * as emailDeliveries from './records/email-deliveries.js';
 import { SupplierStore } from './records/suppliers.js';
 import { createWebhookStore, type WebhookStore } from './webhooks/webhook-store.js';
+import * as cohortPlans from './cutover/cohort-plans.js';
+import { CohortEvents } from './cutover/cohort-events.js';
 
 type Models = Database['models'];
 
@@ -86,6 +88,11 @@ const repositories = {
     findActive: paymentInstructions.findActiveInstruction,
     insertActive: paymentInstructions.insertActiveInstruction,
   },
+  cohortPlans: {
+    put: cohortPlans.putCohortPlan,
+    find: cohortPlans.findCohortPlan,
+    list: cohortPlans.listCohortPlans,
+  },
   emailDeliveries: {
     findAccount: emailDeliveries.findMailAccount,
     claim: emailDeliveries.claimDelivery,
@@ -113,6 +120,9 @@ export type Storage = {
   notes: Bound<Repositories['notes']>;
   paymentInstructions: Bound<Repositories['paymentInstructions']>;
   emailDeliveries: Bound<Repositories['emailDeliveries']>;
+  /** Cohort plans (one per supplier) and the cohort webhooks their transitions publish. */
+  cohortPlans: Bound<Repositories['cohortPlans']>;
+  cohortEvents: CohortEvents;
   /** The created accounts the post-import requests find, remembered once found. */
   createdAccounts: CreatedAccounts;
   journal: LedgerJournal;
@@ -156,6 +166,8 @@ export function createStorage(db: Database, options: StorageOptions): Storage {
     notes: bind(db, repositories.notes),
     paymentInstructions: bind(db, repositories.paymentInstructions),
     emailDeliveries: bind(db, repositories.emailDeliveries),
+    cohortPlans: bind(db, repositories.cohortPlans),
+    cohortEvents: new CohortEvents(db.models.ImportEvent, webhooks),
     createdAccounts: new CreatedAccounts(db.models),
     journal: new LedgerJournal(db.models.JournalEntry, depsOf(db.models)),
     events: new ProcessEventLog(

@@ -9,6 +9,7 @@ import type { RecordedEvent } from '../storage/processes/process-event-records.j
 import { relayEvents, type RelayOptions } from '../use-cases/webhooks/relay.js';
 import type { WorkerContext } from './context.js';
 import { handOn } from './fair-slots.js';
+import { settleCreation } from './plan-gate.js';
 
 /**
  * Runs one account creation under its concurrency slot. The API took the slot when it accepted the
@@ -31,6 +32,7 @@ export async function createAccountJob(
   let stop = () => {};
   let end: SlotEnd = 'kept';
   const recorded: RecordedEvent[] = [];
+  let ended: Parameters<typeof settleCreation>[3] = 'failed';
   const run = { id: job.id!, taskId: null, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
   try {
     const outcome = await createAccount(
@@ -51,6 +53,7 @@ export async function createAccountJob(
       },
     );
     end = 'finished';
+    ended = outcome;
     if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
     ctx.log.info(
       { ok: outcome.ok, code: outcome.ok ? undefined : outcome.code },
@@ -68,6 +71,9 @@ export async function createAccountJob(
     void relayEvents(ctx.queue('webhooks'), recorded, data.requestId, relayOptions(ctx));
     stop();
     await settleSlot(ctx, slots, data, slot, end);
+    // Its cohort plan counts it (admitted by the API); a dry run was never admitted.
+    if (end === 'finished' && !data.dryRun)
+      await settleCreation(ctx, data.processId, data.organisationId, ended, data.requestId);
   }
 }
 
@@ -171,6 +177,8 @@ export async function recordStalledCreation(
   const state = await ctx.storage.events.state(data.processId);
   const dryRun = taskId === null ? data.dryRun === true : state.task?.dryRun === true;
   await recordFailure(ctx, data.processId, { id: job.id!, taskId }, dryRun, STALLED);
+  const org = (job.data as { organisationId?: string }).organisationId;
+  if (!dryRun) await settleCreation(ctx, data.processId, org, 'failed', 'stalled');
   // Its slot was the dead worker's: freed now (as a finished job frees it), not when its lease lapses.
   const attempt = taskId === null && typeof data.attempt === 'number' ? data.attempt : 0;
   handOn(ctx, await new CreationSlots(ctx.redis, ctx.config).finish(data.processId, attempt));

@@ -10,6 +10,7 @@ import type { JobData } from '../jobs/catalog.js';
 import type { WorkerContext } from './context.js';
 import { queueMigrationEmail, recordFailure, relayOptions } from './create-account.js';
 import { handOn } from './fair-slots.js';
+import { admitTask, settleCreation } from './plan-gate.js';
 
 /** How often a task whose SCHEDULED event is not there yet looks again before it gives the position up. */
 const MISSING_EVENT_RETRY_MS = 1_000;
@@ -102,6 +103,8 @@ async function runTask(data: JobData<'run-import-task'>, job: Job, ctx: WorkerCo
       if (expired) return expired;
     }
     await takeSlot(run, slots, Date.parse(task.windowEnd), resuming);
+    // The supplier's cohort plan (paused, its canary, its window) may hold the task back: it waits, slot freed.
+    if (!resuming && !task.dryRun) await admitTask(ctx, job, data.processId, Date.parse(task.windowEnd));
     creating = true;
     return await createInSlot(run, slots, task);
   } finally {
@@ -233,6 +236,7 @@ async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Pro
     onRecorded: (e: RecordedEvent) => void run.recorded.push(e),
   };
   let finished = false;
+  let ended: Parameters<typeof settleCreation>[3] = 'failed';
   try {
     const outcome = await createAccount(
       { storage: ctx.storage, config: ctx.config, clock: ctx.clock },
@@ -246,6 +250,7 @@ async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Pro
       },
     );
     finished = true;
+    ended = outcome;
     // Found replaced or cancelled when its start was recorded (the history had moved past an assumed head).
     if (!outcome.ok && outcome.code === 'task_superseded') return { ran: false, reason: 'superseded' };
     if (outcome.ok && outcome.send_email) await queueMigrationEmail(ctx, outcome.account_id, data.requestId);
@@ -266,6 +271,7 @@ async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Pro
       run.held = false;
       // silent-ok: a slot Redis could not free lapses after its lease
       handOn(ctx, await slots.finish(key, 0).catch(() => 0));
+      if (!task.dryRun) await settleCreation(ctx, key, data.organisationId, ended, data.requestId);
     }
     await relay(run);
   }

@@ -18,6 +18,7 @@ import { redisKeys } from '../infra/redis-keys.js';
 import { withTimeout } from '../infra/timeout.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import { startFairDispatch } from './fair-slots.js';
+import { startPlanChecks } from './plan-gate.js';
 import type { WorkerContext } from './context.js';
 import { onStalled, processors } from './processors.js';
 
@@ -87,11 +88,13 @@ export function startWorkers(
   });
   const stopSweep = only.includes('webhooks') ? scheduleOutboxSweep(shared) : () => undefined;
   const stopFair = only.includes('account-creation') ? startFairDispatch(shared.ctx) : () => undefined;
+  const stopPlans = only.includes('account-creation') ? startPlanChecks(shared.ctx) : () => undefined;
   return {
     workers,
     async close() {
       stopSweep();
       stopFair();
+      stopPlans();
       await stopProgressWatch();
       await Promise.all(workers.map((w) => closeWithin(w, WORKER_CLOSE_MS, log)));
       // First attempts made by this process's jobs (each at most a second's wait for a place, then

@@ -10,6 +10,7 @@ import { enabledVendors } from '../../vocabulary/payment-vendors.js';
 import { WebhookOperations } from '../../use-cases/admin/webhooks.js';
 import { producerConnection, type RedisClient } from '../../infra/redis.js';
 import { FairShareOperations } from '../../use-cases/admin/fair-share.js';
+import { PlanOperations } from '../../use-cases/admin/cutover.js';
 
 /**
  * `import-admin`: the operators' CLI. Prints one JSON document on stdout; on error a one-line message on
@@ -37,6 +38,8 @@ const withOps = <T>(fn: (ops: Operations, config: Config) => Promise<T>, counter
 const withCounters = <T>(fn: (ops: Operations) => Promise<T>) => withOps(fn, true);
 const withShares = <T>(fn: (shares: FairShareOperations) => Promise<T>) =>
   withStorage((s, config) => fn(new FairShareOperations(s, redis!, config)), true);
+const withPlans = <T>(fn: (plans: PlanOperations) => Promise<T>) =>
+  withStorage((s, config) => fn(new PlanOperations(s, redis!, config)), true);
 const withWebhooks = <T>(fn: (hooks: WebhookOperations) => Promise<T>) =>
   withStorage((s, config) => fn(new WebhookOperations(s, config)));
 
@@ -185,6 +188,21 @@ program
       'counts may have been lost (a flush, restart or failover of Redis)',
   )
   .action((code: string) => withCounters((ops) => ops.rebuildProgress(code)));
+
+const plan = program.command('plan').description("suppliers' cohort plans (declared with PUT …/plan/)");
+plan
+  .command('show <code>')
+  .description("the supplier's cohort plan and its state: paused or not, why, the counts")
+  .action((code: string) => withPlans((plans) => plans.show(code)));
+plan
+  .command('pause <code>')
+  .description("pause the supplier's cohort: its v2 tasks wait, its v1 creates are refused")
+  .option('--reason <text>', 'why (at most 200 characters), shown with the pause')
+  .action((code: string, o: { reason?: string }) => withPlans((plans) => plans.pause(code, o.reason)));
+plan
+  .command('resume <code>')
+  .description('approve the canary, or resume after the breaker or an operator pause')
+  .action((code: string) => withPlans((plans) => plans.resume(code)));
 
 program
   .command('db')

@@ -43,6 +43,9 @@ export const webhookEventTypes = [
   'data_import.import_process.dry_run_error-v1',
   'data_import.import_process.post_import.completed-v1',
   'data_import.import_process.post_import.error-v1',
+  // A supplier's cohort plan (issue 47): paused (canary, breaker, operator), or its projection past its window.
+  'cohort.paused-v1',
+  'cohort.at_risk-v1',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 

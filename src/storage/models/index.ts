@@ -15,6 +15,7 @@ import { webhookDueSchema, webhookOutboxSchema } from './webhook-outbox.js';
 import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 import { stagedPayloadModel } from './staged-payload.js';
+import { cohortPlanSchema } from './cohort-plan.js';
 
 function register(conn: Connection) {
   return {
@@ -35,6 +36,7 @@ function register(conn: Connection) {
     WebhookDeliveryStep: conn.model('WebhookDeliveryStep', webhookDeliveryStepSchema),
     WebhookOutbox: conn.model('WebhookOutbox', webhookOutboxSchema),
     WebhookDue: conn.model('WebhookDue', webhookDueSchema),
+    CohortPlan: conn.model('CohortPlan', cohortPlanSchema),
   };
 }
 

@@ -5,6 +5,8 @@ import { processKey } from '../../storage/processes/process-key.js';
 import { jobId } from '../../jobs/catalog.js';
 import type { CreationOutcome } from './from-process.js';
 import { CreationSlots, slotMember, type AcquireResult, type ShareUse, type SlotSettings } from './slots.js';
+import { PlanGate } from '../cutover/plan-gate.js';
+import { planRefusal } from '../cutover/creation-gate.js';
 
 /**
  * The protocol of a create request, from the API's side: the account's concurrency slot, the attempt and job
@@ -75,6 +77,8 @@ type Job = { id: string; attempt: number };
 
 export class CreateRequests {
   private readonly slots: CreationSlots;
+  /** The suppliers' cohort plans: a create starts only when its plan admits it (see `cutover/plan-gate.ts`). */
+  private readonly plans: PlanGate;
 
   constructor(
     private readonly redis: RedisClient,
@@ -86,6 +90,7 @@ export class CreateRequests {
     },
   ) {
     this.slots = new CreationSlots(redis, settings);
+    this.plans = new PlanGate(redis, settings.QUEUE_PREFIX);
   }
 
   /** Takes the account's slot, chooses the job (and its attempt), then waits for it (see `waitFor`). */
@@ -135,6 +140,13 @@ export class CreateRequests {
     // request path reads no process, so the queue hop costs Redis round trips only.
     let teamId: string | null;
     let job: Job | CreateRequestResult = { status: 'unknown_team' };
+    // Its cohort plan admits it (the worker settles it), or refuses: paused, its canary's N, outside its window.
+    const admission = req.dryRun ? null : await this.plans.admit(member).catch(() => 'unavailable' as const);
+    if (admission === 'unavailable' || (admission && !admission.admitted)) {
+      await this.giveBack(member);
+      if (admission === 'unavailable') return { status: 'redis_unavailable' };
+      return { status: 'answered', outcome: planRefusal(req.importSupplier, admission) };
+    }
     try {
       teamId = await req.teamId();
       if (teamId)
@@ -142,12 +154,12 @@ export class CreateRequests {
           ? { id: createJobId(processId, slot.attempt), attempt: slot.attempt }
           : await this.chooseJob(member, processId, slot, req);
     } catch (err) {
-      await this.giveBack(member);
+      await this.giveBack(member, admission !== null);
       throw err;
     }
     // No team, or the account's create is already running (a dry run), or Redis failed: not queued.
     if ('status' in job || !teamId) {
-      await this.giveBack(member);
+      await this.giveBack(member, admission !== null);
       return 'status' in job ? job : { status: 'unknown_team' };
     }
     return this.waitFor(member, { processId, operationsTeamId: teamId, job, req });
@@ -220,8 +232,10 @@ export class CreateRequests {
    * Gives this request's slot back. When Redis cannot take it, the slot lapses after its lease: the failure
    * that brought the request here is what its caller hears.
    */
-  private async giveBack(member: string): Promise<void> {
+  private async giveBack(member: string, admitted = false): Promise<void> {
     await this.slots.release(member).catch(() => undefined); // silent-ok: the slot lapses after its lease
+    // silent-ok: an admission left behind only holds one canary place back until the account's next creation
+    if (admitted) await this.plans.settle(member, 'none').catch(() => undefined);
   }
 
   private async chooseJob(

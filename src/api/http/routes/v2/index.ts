@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import v2AccountRoutes from './accounts.js';
+import v2PlanRoutes from './plan.js';
 import v2ProgressRoutes from './progress.js';
 import v2ReconciliationRoutes from './reconciliation.js';
 
@@ -8,5 +9,6 @@ export default async function v2Routes(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', app.authenticate);
   await app.register(v2AccountRoutes);
   await app.register(v2ProgressRoutes);
+  await app.register(v2PlanRoutes);
   await app.register(v2ReconciliationRoutes);
 }

@@ -16,6 +16,9 @@ import {
 import { formatUtcDatetime, pathIdentifier } from '../../../../schemas/primitives.js';
 import { isCounted, type CountedStorage } from '../../../../use-cases/progress/rebuild.js';
 import { CreationSlots } from '../../../../use-cases/creation/slots.js';
+import { PlanGate } from '../../../../use-cases/cutover/plan-gate.js';
+import { planProgress } from '../../../../use-cases/cutover/plan.js';
+import { pauseBody } from './plan.js';
 import { ApiError } from '../../errors.js';
 import { commonErrors, errorResponses } from '../../schemas.js';
 
@@ -81,6 +84,24 @@ export const progressBody = z.object({
     .describe(
       'The creation limit as the supplier’s organisation uses it now (its suppliers share these slots).',
     ),
+  plan: z
+    .object({
+      expected_accounts: z.number().int(),
+      done: z.number().int().describe('Accounts whose creation finished (PROCESSED, ERRORED, DRY_RUN_*).'),
+      percent_done: z.number().describe('done over expected_accounts, in %, one decimal (at most 100).'),
+      projected_finish: z
+        .string()
+        .nullable()
+        .describe('YYYY-MM-DDTHH:MM:SSZ: the remaining accounts at the last 5 minutes’ rate; null at 0.'),
+      schedule_window_end: z.string().nullable(),
+      finishes_in_window: z
+        .boolean()
+        .nullable()
+        .describe('Whether the projection ends before the window does; null without either.'),
+      pause: pauseBody.nullable(),
+    })
+    .nullable()
+    .describe('The supplier’s cohort plan (PUT …/plan/), null without one.'),
 });
 const suppliersBody = z.object({
   results: z
@@ -148,6 +169,7 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     return storage;
   };
   const slots = new CreationSlots(app.redis, app.config);
+  const plans = new PlanGate(app.redis, app.config.QUEUE_PREFIX);
   /** The organisation's part of the creation limit now (`creation_slots`). */
   async function slotsOf(organisationId: string) {
     const use = await slots.usage(organisationId);
@@ -240,11 +262,13 @@ export default async function v2ProgressRoutes(fastify: FastifyInstance): Promis
     },
     async (request) => {
       const supplier = await supplierOf(request, request.params.import_supplier_code);
-      const [progress, creation] = await Promise.all([
-        readProgress(counted(), supplier, app.clock()),
+      const now = app.clock();
+      const [progress, creation, plan] = await Promise.all([
+        readProgress(counted(), supplier, now),
         slotsOf(request.tenant.organisationId),
+        planProgress({ storage: app.storage, gate: plans }, supplier.code, now),
       ]).catch(unavailable);
-      return { ...progress, creation_slots: creation };
+      return { ...progress, creation_slots: creation, plan };
     },
   );
 
