@@ -34,12 +34,19 @@ function controller(ceiling = 64) {
       c.observe(status, now - sent + ms, retryAfter(status));
     }
   };
-  return { c, answer, together };
+  /** `n` refusals of requests refused before and sent again, one after the other. */
+  const resent = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      now += 10;
+      c.observe(429, 10, 1_000, '', true);
+    }
+  };
+  return { c, answer, together, resent };
 }
 
 describe('adaptive concurrency', () => {
   it('doubles while answers are quick, then grows by one after the first refusal, cut by 30 %', () => {
-    const { c, answer, together } = controller();
+    const { c, answer, together, resent } = controller();
     expect(c.limit).toBe(INITIAL_LIMIT);
     answer(8);
     expect(c.limit).toBe(8);
@@ -47,17 +54,24 @@ describe('adaptive concurrency', () => {
     expect(c.limit).toBe(16);
     answer(16);
     expect(c.limit).toBe(32);
-    // Many refusals of one overshoot (requests sent before the cut): one cut.
+    // Many refusals of one overshoot: one cut, for requests sent before the cut and for those sent again after
+    // it (refused before).
     together(5, 429);
+    expect(c.limit).toBe(22);
+    resent(3);
     expect(c.limit).toBe(22);
     answer(22);
     expect(c.limit).toBe(23);
-    answer(23);
-    expect(c.limit).toBe(24);
-    expect(c.summary()).toMatchObject({ mode: 'adaptive', peak: 32, refused: 5, cuts: 1 });
-    // A refusal of a request sent after the cut cuts again.
+    expect(c.summary()).toMatchObject({ mode: 'adaptive', peak: 32, refused: 8, cuts: 1 });
+    // Refused in the first window one line up: back that one line.
     answer(1, 429);
-    expect(c.limit).toBe(16);
+    expect(c.limit).toBe(22);
+    answer(22);
+    answer(22);
+    expect(c.limit).toBe(22);
+    // Refused at a level that had passed a clean window: the service takes fewer now, a cut of 30 %.
+    answer(1, 429);
+    expect(c.limit).toBe(15);
   });
 
   it('judges a level by the requests sent at it: answers to requests sent before it changed do not end its window', () => {
@@ -93,24 +107,25 @@ describe('adaptive concurrency', () => {
       answer(15);
       expect(c.limit).toBe(16);
     };
+    const refusedProbe = () => {
+      answer(1, 429);
+      expect(c.limit).toBe(15);
+    };
     probeAfter(PROBE_WINDOWS);
-    answer(1, 429);
-    expect(c.limit).toBe(15);
+    refusedProbe();
     probeAfter(PROBE_WINDOWS * 2);
-    answer(1, 429);
-    expect(c.limit).toBe(15);
+    refusedProbe();
     probeAfter(PROBE_WINDOWS * 4);
     // The longest wait between probes.
     for (let i = 0; i < 10; i++) {
-      answer(1, 429);
-      expect(c.limit).toBe(15);
+      refusedProbe();
       for (let w = 0; w < MAX_PROBE_WINDOWS; w++) answer(15);
     }
     expect(c.limit).toBe(16);
-    // A refusal below the level found clean: the service's capacity fell, a cut of 30 %, and probing starts over.
-    answer(1, 429);
+    // A refusal at a level that had passed a clean window (15): the service's capacity fell, a cut of 30 %,
+    // and probing starts over.
+    refusedProbe();
     answer(15);
-    expect(c.limit).toBe(15);
     answer(1, 429);
     expect(c.limit).toBe(10);
   });

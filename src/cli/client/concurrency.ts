@@ -4,9 +4,10 @@
  * `--concurrency` as the ceiling. It hears every answer the client gets (see `ApiClient`'s `observe`):
  *
  * - **refusals** (429, 503): the number in flight is cut by 30 % at once, and no new line starts before the
- *   `Retry-After` the service asked for (the refused request itself waits it out too, see http.ts). A refusal
- *   of a request sent before the last cut cuts no more (that cut answered it: one overshoot answered by many
- *   refusals is one cut);
+ *   `Retry-After` the service asked for (the refused request itself waits it out too, see http.ts). One cut per
+ *   overshoot: a refusal of a request sent before the cut, or of a request refused before and sent again (the
+ *   overshoot's own, while the lines in flight come down to the new number), cuts no more; a new request
+ *   refused after the cut cuts again;
  * - **windows** of as many answers as lines in flight, counting only requests sent since the number last
  *   changed (an answer to a request sent at an earlier level says nothing of this one: a window of quick
  *   stages whose creates are still out would otherwise pass a level its creates never tried): when one ends
@@ -18,11 +19,11 @@
  *   while latency does (the creation queue works more accounts at once), and only its 429s say "too many".
  *
  * Additive growth after the first sign means the service's limit is crossed by one line at a time, and the level
- * it refused at last is probed again only after `PROBE_WINDOWS` clean windows just below it. A probe refused
- * (a refusal one line above a level found clean) steps back that one line, not 30 %, and the next probe waits
- * twice as many windows (up to `MAX_PROBE_WINDOWS`): against a service whose limit holds, refusals become rarer
- * the longer the run; a refusal below that level (the service's capacity fell) is cut by 30 % and probing starts
- * over (the share of refused requests is in the summary).
+ * it refused at last is probed again only after `PROBE_WINDOWS` clean windows just below it. A refusal in the
+ * first window one line above a level found clean steps back that one line, not 30 %; when that level is the one
+ * refused before, the next probe waits twice as many windows (up to `MAX_PROBE_WINDOWS`): against a service whose
+ * limit holds, refusals become rarer the longer the run. A refusal at a level that had passed a clean window (the
+ * service's capacity fell) is cut by 30 % and probing starts over (the share of refused requests is in the summary).
  */
 
 export interface Concurrency {
@@ -32,9 +33,10 @@ export interface Concurrency {
   holdMs(): number;
   /**
    * Hears one answer of the service: `kind` the request's method and path (without the account's part),
-   * `retryAfterMs` when it asked the client to wait.
+   * `retryAfterMs` when it asked the client to wait, `resent` when the request was refused before and is sent
+   * again as the service asked.
    */
-  observe(status: number, ms: number, retryAfterMs: number | null, kind?: string): void;
+  observe(status: number, ms: number, retryAfterMs: number | null, kind?: string, resent?: boolean): void;
   /** What the summary says of it. */
   summary(): Record<string, unknown>;
 }
@@ -80,7 +82,10 @@ export const INITIAL_LIMIT = 4;
 export class AdaptiveConcurrency implements Concurrency {
   private current: number;
   private slowStart = true;
+  /** The answers since the number last changed. */
   private window = { answers: 0, slowness: 0, weighed: 0 };
+  /** The last change was one line up from a level found clean, and no window has passed at it since. */
+  private steppedUp = false;
   /** When the number last changed, and when it was last cut (the clock of `now`). */
   private changedAt = -Infinity;
   private cutAt = -Infinity;
@@ -110,11 +115,11 @@ export class AdaptiveConcurrency implements Concurrency {
     return Math.max(0, this.holdUntil - this.now());
   }
 
-  observe(status: number, ms: number, retryAfterMs: number | null, kind = ''): void {
+  observe(status: number, ms: number, retryAfterMs: number | null, kind = '', resent = false): void {
     this.stats.requests++;
     this.stats.sumLimit += this.current;
     const sentAt = this.now() - ms;
-    if (isRefusal(status)) return this.refused(retryAfterMs, sentAt);
+    if (isRefusal(status)) return this.refused(retryAfterMs, sentAt, resent);
     const slowness = this.weigh(kind, ms);
     if (sentAt < this.changedAt) return;
     this.window.answers++;
@@ -136,17 +141,21 @@ export class AdaptiveConcurrency implements Concurrency {
     return slowness;
   }
 
-  private refused(retryAfterMs: number | null, sentAt: number): void {
+  private refused(retryAfterMs: number | null, sentAt: number, resent: boolean): void {
     this.stats.refused++;
     if (retryAfterMs !== null) this.holdUntil = Math.max(this.holdUntil, this.now() + retryAfterMs);
-    if (sentAt < this.cutAt) return;
-    // A probe: one line above a level found clean, the level refused before (or above it).
-    const probe = !this.slowStart && this.current >= this.refusedAt;
+    // One cut per overshoot: a request sent before the cut, or one refused before and sent again (the
+    // overshoot's own requests, while the lines in flight come down to the new number), cuts no more.
+    if (sentAt < this.cutAt || resent) return;
+    // Refused in the first window one line above a level found clean: that line was one too many.
+    const stepBack = !this.slowStart && this.steppedUp;
+    // The level refused before, tried again: the next try waits longer.
+    const again = stepBack && this.current >= this.refusedAt;
     this.slowStart = false;
-    this.probeWindows = probe ? Math.min(this.probeWindows * 2, MAX_PROBE_WINDOWS) : PROBE_WINDOWS;
+    this.probeWindows = again ? Math.min(this.probeWindows * 2, MAX_PROBE_WINDOWS) : PROBE_WINDOWS;
     this.refusedAt = this.current;
     this.cleanBelow = 0;
-    this.set(probe ? this.current - 1 : Math.floor(this.current * REFUSAL_FACTOR));
+    this.set(stepBack ? this.current - 1 : Math.floor(this.current * REFUSAL_FACTOR));
     this.cutAt = this.now();
     this.stats.cuts++;
   }
@@ -154,6 +163,7 @@ export class AdaptiveConcurrency implements Concurrency {
   private endWindow(): void {
     const { slowness, weighed } = this.window;
     this.window = { answers: 0, slowness: 0, weighed: 0 };
+    this.steppedUp = false;
     if (weighed > 0 && slowness / weighed > LATENCY_TOLERANCE) {
       this.slowStart = false;
       this.stats.held++;
@@ -166,6 +176,7 @@ export class AdaptiveConcurrency implements Concurrency {
     if (this.current + 1 >= this.refusedAt && ++this.cleanBelow < this.probeWindows) return;
     this.cleanBelow = 0;
     this.set(this.current + 1);
+    this.steppedUp = true;
   }
 
   private set(limit: number): void {

@@ -50,7 +50,7 @@ export type ApiClientOptions = {
    * Hears every answer (its status, round trip, the wait a 429 or 503 asked for, and the request's kind: its
    * method and the first four segments of its path, which leave out the account): see concurrency.ts.
    */
-  observe?: (status: number, ms: number, retryAfterMs: number | null, kind: string) => void;
+  observe?: (status: number, ms: number, retryAfterMs: number | null, kind: string, resent: boolean) => void;
 };
 
 export class ApiClient {
@@ -171,7 +171,8 @@ export class ApiClient {
         res = await this.send(method, path, body, token);
         const asked = res.retryAfter === null ? null : retryAfterMs(res.retryAfter, 1_000);
         const kind = `${method} ${path.split('/').slice(0, 5).join('/')}`;
-        this.options.observe?.(res.status, performance.now() - sent, asked, kind);
+        // `resent`: this request was refused before (429) and is sent again as the service asked.
+        this.options.observe?.(res.status, performance.now() - sent, asked, kind, throttledSince !== null);
       } catch (err) {
         if (cancelled?.aborted) throw new Interrupted();
         if (++failures >= maxAttempts) throw err;

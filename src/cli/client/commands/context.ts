@@ -36,7 +36,7 @@ export function api(options: { throttleTimeoutMs?: number; concurrency?: Concurr
     throttleTimeoutMs,
     cancelled: run.cancelled,
     observe: concurrency
-      ? (status, ms, wait, kind) => concurrency.observe(status, ms, wait, kind)
+      ? (status, ms, wait, kind, resent) => concurrency.observe(status, ms, wait, kind, resent)
       : undefined,
   });
   clients.push(client);
