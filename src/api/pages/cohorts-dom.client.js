@@ -4,7 +4,8 @@
 /**
  * The elements the page uses as more than an HTMLElement, by id.
  * @typedef {{ 'api-key': HTMLInputElement, download: HTMLButtonElement, 'per-minute': HTMLCanvasElement,
- *   suppliers: HTMLTableElement, failures: HTMLTableElement, accounts: HTMLTableElement }} Elements
+ *   suppliers: HTMLTableElement, failures: HTMLTableElement, accounts: HTMLTableElement,
+ *   'plan-resume': HTMLButtonElement, 'plan-chart': HTMLCanvasElement }} Elements
  */
 
 /**
@@ -44,9 +45,18 @@ export function el(tag, attrs, children) {
   });
   return node;
 }
-/** @param {string} [text] */
+/** Whether the problem line holds a message that stays until cleared by lastingProblem (an action's failure). */
+var lasting = false;
+/** The problem line: a message, or '' to clear it (a lasting message stays). @param {string} [text] */
 export function problem(text) {
+  if (!text && lasting) return;
+  lasting = false;
   $('problem').textContent = text || '';
+}
+/** A message that the next refresh does not clear ('' clears it). @param {string} text */
+export function lastingProblem(text) {
+  lasting = text !== '';
+  $('problem').textContent = text;
 }
 /** @param {unknown} e */
 export function messageOf(e) {

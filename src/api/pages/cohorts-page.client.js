@@ -2,11 +2,12 @@
 // The cohort page's script: ES modules of plain browser JavaScript, served as they are under /cohorts/ (their
 // markup and style: cohorts-page.ts), type-checked by tsc (// @ts-check and their JSDoc types) and linted. This
 // one, the page's entry, signs in and out and wires the controls; cohorts-progress.client.js reads and shows the
-// progress, cohorts-accounts.client.js the accounts behind a count, cohorts-session.client.js holds the token and
-// makes the requests, cohorts-state.client.js what the page shows and remembers, cohorts-dom.client.js the DOM
-// helpers.
+// progress, cohorts-plan.client.js the cohort plan (and its resume), cohorts-accounts.client.js the accounts
+// behind a count, cohorts-session.client.js holds the token and makes the requests, cohorts-state.client.js what
+// the page shows and remembers, cohorts-dom.client.js the DOM helpers.
 import { $, el, messageOf, problem } from './cohorts-dom.client.js';
 import { closeAccounts, download, loadAccounts } from './cohorts-accounts.client.js';
+import { resume } from './cohorts-plan.client.js';
 import { refresh } from './cohorts-progress.client.js';
 import { getToken, signIn, signOut } from './cohorts-session.client.js';
 import { LABELS, STATUSES, color, state } from './cohorts-state.client.js';
@@ -58,6 +59,9 @@ document.addEventListener('DOMContentLoaded', function () {
     loadAccounts(true);
   });
   $('download').addEventListener('click', download);
+  $('plan-resume').addEventListener('click', function () {
+    resume(refresh);
+  });
   document.addEventListener('visibilitychange', function () {
     if (!document.hidden && getToken()) refresh();
   });

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
  * tsc type-checks them and eslint lints them; the server reads them once and serves them as they are (the build
  * copies them into dist/ beside this module). It signs in with the organisation's API key through the token
  * mutation (the key is never stored; the token stays in the tab's session storage), then polls the v2 progress
- * endpoints every few seconds. Every asset comes from the service itself (Chart.js too, at /cohorts/chart.js); the
+ * endpoints every few seconds (and the cohort plan's, for a supplier that has one: its resume is the page's only
+ * write). Every asset comes from the service itself (Chart.js too, at /cohorts/chart.js); the
  * Content-Security-Policy of the route forbids anything else.
  */
 
@@ -64,6 +65,26 @@ export const cohortsHtml = `<!doctype html>
     <h2 id="supplier-title" tabindex="-1"></h2>
     <ul id="counts" class="counts"></ul>
     <p id="slots" class="muted"></p>
+    <section id="plan-view" class="plan" hidden aria-labelledby="plan-title">
+      <h3 id="plan-title" tabindex="-1">Cohort plan</h3>
+      <div class="plan-grid">
+        <div>
+          <dl id="plan-facts" class="facts"></dl>
+          <div id="plan-pause" class="pause" hidden>
+            <p id="plan-pause-text" class="pause-text"></p>
+            <p id="plan-pause-detail" class="muted"></p>
+            <p id="plan-codes-title" hidden>The failing codes that tripped it (accounts):</p>
+            <ul id="plan-codes"></ul>
+            <button id="plan-resume" type="button">Resume</button>
+          </div>
+        </div>
+        <div class="chart-box">
+          <h4>Planned against actual</h4>
+          <div class="canvas-box"><canvas id="plan-chart" role="img" aria-label="Accounts done over the last hour against the plan's line and the projected finish"></canvas></div>
+          <p id="plan-chart-summary" class="muted"></p>
+        </div>
+      </div>
+    </section>
     <div class="detail">
       <div class="chart-box">
         <h3>Per minute, last hour</h3>
@@ -141,5 +162,18 @@ tr.selected { background: #f3f8ff; }
 td.buttons { white-space: nowrap; }
 td.buttons button + button { margin-left: .5rem; }
 #more { margin-top: .5rem; }
-@media (max-width: 1000px) { .detail { grid-template-columns: 1fr; } }
+h4 { font-size: .95rem; margin: .25rem 0 .5rem; }
+.plan { border: 1px solid var(--line); border-radius: 6px; padding: .25rem .75rem .5rem; margin: 0 0 1rem; }
+.plan-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.2fr); gap: 1.5rem; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0 0 .5rem; }
+.facts dt { color: var(--muted); font-weight: 600; }
+.facts dd { margin: 0; }
+.facts progress { width: 10rem; vertical-align: middle; }
+.ok { color: var(--PROCESSED); font-weight: 600; }
+.risk { color: var(--ERRORED); font-weight: 600; }
+.pause { border-left: 4px solid var(--DRY_RUN_ERRORED); background: #fff8f0; padding: .25rem .75rem .5rem; }
+.pause-text { font-weight: 600; }
+.pause p { margin: .25rem 0; }
+.pause ul { margin: .25rem 0 .5rem; }
+@media (max-width: 1000px) { .detail, .plan-grid { grid-template-columns: 1fr; } }
 `;

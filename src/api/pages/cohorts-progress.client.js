@@ -1,8 +1,17 @@
 // @ts-check
 // The suppliers and the selected supplier's progress, read every few seconds (the page's modules: see
 // cohorts-page.client.js).
-import { $, el, messageOf, problem, replaceKeepingFocus, tbody } from './cohorts-dom.client.js';
+import {
+  $,
+  el,
+  lastingProblem,
+  messageOf,
+  problem,
+  replaceKeepingFocus,
+  tbody,
+} from './cohorts-dom.client.js';
 import { closeAccounts, openAccounts } from './cohorts-accounts.client.js';
+import { renderPlan } from './cohorts-plan.client.js';
 import { api, base, expiry, getToken, supplierPath } from './cohorts-session.client.js';
 import { LABELS, STATUSES, changed, color, state } from './cohorts-state.client.js';
 
@@ -111,6 +120,7 @@ function renderSuppliers(results) {
 function select(code) {
   state.selected = code;
   state.shown = {};
+  lastingProblem('');
   history.replaceState(null, '', '#supplier=' + encodeURIComponent(code));
   closeAccounts(false);
   refresh().then(function () {
@@ -261,9 +271,12 @@ export async function refresh() {
         api(supplierPath(code) + 'progress/'),
         api(supplierPath(code) + 'progress/minutes/'),
       ]);
+      // The declared plan (its window's start) only for a supplier that has one.
+      var declared = both[0].plan ? await api(supplierPath(code) + 'plan/') : null;
       if (state.selected === code) {
         renderProgress(both[0]);
         renderChart(both[1]);
+        renderPlan(both[0], declared, both[1]);
       }
     } else {
       $('supplier-view').hidden = true;

@@ -1,7 +1,7 @@
 // @ts-check
 // The cohort page's session: the token (obtained with the API key, kept in the tab's session storage) and the
 // requests made with it (the page's modules: see cohorts-page.client.js).
-import { $, problem } from './cohorts-dom.client.js';
+import { $, lastingProblem, problem } from './cohorts-dom.client.js';
 import { resetState, state } from './cohorts-state.client.js';
 
 var TOKEN_KEY = 'cohorts.token';
@@ -37,20 +37,27 @@ export function expiry() {
   }
 }
 
-/** @param {string} path @returns {Promise<any>} the answer's body, of the type the path answers */
-export async function api(path) {
-  var res = await fetch(path, {
-    headers: { Authorization: 'Token ' + getToken(), Accept: 'application/json' },
-  });
+/**
+ * A GET of the path, or a POST of `body` (JSON) when given.
+ * @param {string} path @param {object} [body] @returns {Promise<any>} the answer's body, of the type the path answers
+ */
+export async function api(path, body) {
+  /** @type {Record<string, string>} */
+  var headers = { Authorization: 'Token ' + getToken(), Accept: 'application/json' };
+  if (body) headers['Content-Type'] = 'application/json';
+  var res = await fetch(
+    path,
+    body ? { method: 'POST', headers: headers, body: JSON.stringify(body) } : { headers: headers },
+  );
   if (res.status === 401) {
     signOut('Your session has ended: sign in again.');
     throw new Error('signed out');
   }
-  var body = await res.json().catch(function () {
+  var answer = await res.json().catch(function () {
     return null;
   });
-  if (!res.ok) throw new Error((body && body.detail) || 'The service answered ' + res.status + '.');
-  return body;
+  if (!res.ok) throw new Error((answer && answer.detail) || 'The service answered ' + res.status + '.');
+  return answer;
 }
 export var base = '/v2/data-import/import-suppliers/';
 /** @param {string} code */
@@ -85,6 +92,7 @@ export function signOut(message) {
   $('sign-out').hidden = true;
   $('sign-in').hidden = false;
   $('updated').textContent = '';
+  lastingProblem('');
   problem(message || '');
   $('api-key').focus();
 }
