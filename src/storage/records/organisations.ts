@@ -56,9 +56,10 @@ export async function setOrganisationWeight(
 
 /** The weights set in the creation limit's fair share, by organisation id (an organisation not named: 1). */
 export async function organisationWeights(models: Models): Promise<Map<string, number>> {
-  const rows = await models.Organisation.find({ creationWeight: { $exists: true } }, { creationWeight: 1 }).lean<
-    { _id: Types.ObjectId; creationWeight?: number | null }[]
-  >();
+  const rows = await models.Organisation.find(
+    { creationWeight: { $exists: true } },
+    { creationWeight: 1 },
+  ).lean<{ _id: Types.ObjectId; creationWeight?: number | null }[]>();
   return new Map(rows.map((row) => [String(row._id), row.creationWeight ?? 1]));
 }
 

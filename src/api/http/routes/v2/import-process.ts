@@ -61,7 +61,11 @@ export default async function v2ImportProcessRoutes(
    * the old master had not replicated) gets its job again, due at its window's start: whoever follows the
    * task's status (the migration client polls it) brings it back. Best effort; Redis down changes nothing.
    */
-  async function requeueLostTask(processId: string, organisationId: string, state: ProcessState): Promise<void> {
+  async function requeueLostTask(
+    processId: string,
+    organisationId: string,
+    state: ProcessState,
+  ): Promise<void> {
     if (state.status !== 'PENDING' || !state.task) return;
     const id = taskJobId(processId, state.task.id);
     try {
