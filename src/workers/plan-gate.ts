@@ -36,7 +36,10 @@ export async function admitTask(ctx: WorkerContext, job: Job, member: string, wi
   const admission = await new PlanGate(ctx.redis, ctx.config.QUEUE_PREFIX).admit(member);
   if (admission.admitted) return;
   const now = Date.now();
-  const again = admission.reason === 'before_window' ? admission.startsAt : now + ctx.config.COHORT_PLAN_CHECK_INTERVAL_MS;
+  const again =
+    admission.reason === 'before_window'
+      ? admission.startsAt
+      : now + ctx.config.COHORT_PLAN_CHECK_INTERVAL_MS;
   await job.moveToDelayed(Math.max(now + 1, Math.min(again, windowEnd + 1)), job.token);
   throw new DelayedError();
 }
@@ -54,7 +57,10 @@ export async function settleCreation(
     const [kind, code] = creationOutcomeOf(outcome);
     const pause = await deps.gate.settle(member, kind, code);
     if (!pause || !organisationId) return;
-    const supplier = { code: member.slice(0, member.indexOf('/')), organisationId: new Types.ObjectId(organisationId) };
+    const supplier = {
+      code: member.slice(0, member.indexOf('/')),
+      organisationId: new Types.ObjectId(organisationId),
+    };
     await publishPause(deps, supplier, pause, requestId);
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'could not settle a creation with its cohort plan');

@@ -184,6 +184,10 @@ describe('every request example of the document, sent to the running service in 
     getCohortProgressPerMinute: 200,
     getCohortProgress: 200,
     listCohortAccounts: 200,
+    putCohortPlan: 200,
+    getCohortPlan: 200,
+    pauseCohortPlan: 200,
+    resumeCohortPlan: 200,
     getAccountReconciliation: 200,
     reconcileAccounts: 200,
     getCatalogue: 200,
@@ -212,7 +216,7 @@ describe('every request example of the document, sent to the running service in 
         payload = { ...payload, task_params: { ...params, schedule_window_start: start } };
       }
       const res = await t.app.inject({
-        method: method.toUpperCase() as 'GET' | 'POST' | 'DELETE',
+        method: method.toUpperCase() as 'GET' | 'POST' | 'PUT' | 'DELETE',
         url,
         headers: tenant.headers,
         ...(payload ? { payload } : {}),

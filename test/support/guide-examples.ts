@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
  *     ```
  *
  * - `example request METHOD PATH`: POST needs a body, the ```json block that follows the marker or
- *   `body=FILE` (relative to the guide); GET and DELETE have none. `poll`: the request is sent again until it is
+ *   `body=FILE` (relative to the guide), and so does PUT; GET and DELETE have none. `poll`: the request is sent again until it is
  *   answered as documented (what a reader does while a task runs).
  * - `example answer STATUS`: the documented body is the ```json block that follows, `body=FILE`, or `empty`.
  *   `varies=key,key`: values of these keys (at any depth) change from run to run (times, tokens); they are
@@ -28,7 +28,7 @@ import { resolve } from 'node:path';
 
 export type GuideRequest = {
   line: number;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   body?: unknown;
   poll: boolean;
@@ -86,11 +86,18 @@ export function parseGuideExamples(text: string, dir: string): GuideExample[] {
     if (kind === 'request') {
       if (pending) fail(line, `the request of line ${pending.line} has no answer`);
       const [method, path] = words as [string, string | undefined];
-      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') return fail(line, `method ${method}`);
+      if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) return fail(line, `method ${method}`);
       if (!path?.startsWith('/')) fail(line, `path ${path}`);
-      if (method === 'POST' && body === undefined) fail(line, 'a POST without a body');
-      if (method !== 'POST' && body !== undefined) fail(line, `a ${method} with a body`);
-      pending = { line, method, path: path!, body, poll: options.includes('poll') };
+      const withBody = method === 'POST' || method === 'PUT';
+      if (withBody && body === undefined) fail(line, `a ${method} without a body`);
+      if (!withBody && body !== undefined) fail(line, `a ${method} with a body`);
+      pending = {
+        line,
+        method: method as GuideRequest['method'],
+        path: path!,
+        body,
+        poll: options.includes('poll'),
+      };
     } else {
       if (!pending) return fail(line, 'an answer without a request');
       const status = Number(words[0]);

@@ -70,7 +70,8 @@ function bodyErrors(input: unknown): FieldError[] {
 export function parsePlanBody(
   input: unknown,
   now: Date,
-): { ok: true; plan: Omit<CohortPlan, 'importSupplier' | 'updatedAt'> } | { ok: false; errors: FieldError[] } {
+):
+  { ok: true; plan: Omit<CohortPlan, 'importSupplier' | 'updatedAt'> } | { ok: false; errors: FieldError[] } {
   const errors = bodyErrors(input);
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   const body = planBodySchema.parse(input);

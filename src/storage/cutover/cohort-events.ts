@@ -69,5 +69,4 @@ export class CohortEvents {
     }
     return subscribed ? { ...doc, subscribed: true } : doc;
   }
-
 }

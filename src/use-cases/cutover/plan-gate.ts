@@ -20,7 +20,12 @@ import { withPlanCommands, type PlanCommands } from './plan-scripts.js';
 export type Admission =
   | { admitted: true }
   /** Paused (never fails a task: it waits), or not now: the canary's N in flight, or outside the window. */
-  | { admitted: false; reason: PauseReason | 'before_window' | 'window_ended'; paused: boolean; startsAt: number };
+  | {
+      admitted: false;
+      reason: PauseReason | 'before_window' | 'window_ended';
+      paused: boolean;
+      startsAt: number;
+    };
 
 /** A pause decided by a script: its number (the cohort event's), reason and the counts at that moment. */
 export type PauseTransition = {
@@ -95,7 +100,12 @@ export class PlanGate {
       member,
     );
     if (status === 1) return { admitted: true };
-    return { admitted: false, reason: reason as PauseReason, paused: status === 0, startsAt: Number(startsAt) };
+    return {
+      admitted: false,
+      reason: reason as PauseReason,
+      paused: status === 0,
+      startsAt: Number(startsAt),
+    };
   }
 
   /**

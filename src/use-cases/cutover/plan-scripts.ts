@@ -116,7 +116,9 @@ export const READ = `return {redis.call('HGETALL', KEYS[1]), redis.call('SCARD',
 type Keys = [string, string, string];
 export type PlanCommands = {
   planAdmit(...args: [...Keys, string]): Promise<[number, string, number]>;
-  planSettle(...args: [...Keys, string, string, string]): Promise<[number, string, number, number, number, string]>;
+  planSettle(
+    ...args: [...Keys, string, string, string]
+  ): Promise<[number, string, number, number, number, string]>;
   planPause(...args: [...Keys, string]): Promise<[number, string, number, number, number]>;
   planResume(...args: Keys): Promise<string>;
   planDeclare(...args: [...Keys, ...(string | number)[]]): Promise<number>;

@@ -125,11 +125,7 @@ export async function resumePlan(deps: PlanDeps, code: string) {
 }
 
 /** What the progress body says of the plan (null without one): read from counters, not from processes. */
-export async function planProgress(
-  deps: Pick<PlanDeps, 'storage' | 'gate'>,
-  code: string,
-  now: Date,
-) {
+export async function planProgress(deps: Pick<PlanDeps, 'storage' | 'gate'>, code: string, now: Date) {
   const read = await readPlan(deps, code);
   if (!read || !deps.storage.progress) return null;
   const nowMinute = Math.floor(now.getTime() / 60_000);

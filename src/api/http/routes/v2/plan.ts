@@ -14,6 +14,7 @@ import {
   type PlanDeps,
 } from '../../../../use-cases/cutover/plan.js';
 import { relayEvents } from '../../../../use-cases/webhooks/relay.js';
+import { withExample } from '../../../openapi/examples.js';
 import { ApiError } from '../../errors.js';
 import { bodyErrors, commonErrors, errorResponses } from '../../schemas.js';
 
@@ -25,7 +26,9 @@ export const pauseBody = z
     reason: z.enum(['canary', 'breaker', 'operator']),
     detail: z.string().describe('Why, for people (an operator’s own reason when given).'),
     since: z.string().nullable().describe('YYYY-MM-DDTHH:MM:SSZ'),
-    codes: codes.describe('The breaker’s: the failing codes among the last accounts, with counts (never values).'),
+    codes: codes.describe(
+      'The breaker’s: the failing codes among the last accounts, with counts (never values).',
+    ),
   })
   .describe('Why the cohort is paused; null while it is not.');
 
@@ -44,6 +47,16 @@ const planAnswer = z.object({
     .describe('The creations the plan admitted: PROCESSED, errored, and started but not finished.'),
   updated_at: z.string().describe('When the plan was last declared, YYYY-MM-DDTHH:MM:SSZ.'),
 });
+
+/** The guide's requests (docs/api.md, Cohort plan), in the OpenAPI document too. */
+const planExample = {
+  expected_accounts: 2000,
+  schedule_window_start: null,
+  schedule_window_end: null,
+  canary_accounts: 50,
+  breaker: { error_percent: 5, over_accounts: 200 },
+};
+const pauseExample = { reason: 'Waiting for the billing freeze' };
 
 const notFound = {
   404: 'import_supplier_not_found: no such supplier for this organisation; not_found: it has no plan.',
@@ -83,7 +96,11 @@ export default async function v2PlanRoutes(fastify: FastifyInstance): Promise<vo
           'than `error_percent` % of the last `over_accounts` finished accounts errored). 400 ' +
           '`request_failed_validation` with every error at its path.',
         params: supplierParams,
-        body: planBodySchema,
+        body: withExample(
+          planBodySchema,
+          'A cohort of 2,000: a canary of 50, a breaker of 5 % over 200',
+          planExample,
+        ),
         response: {
           200: planAnswer.describe('The plan as declared, and its state.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], notFound),
@@ -132,7 +149,7 @@ export default async function v2PlanRoutes(fastify: FastifyInstance): Promise<vo
           '`import_supplier_migration_not_ongoing`; creations already started finish. A cohort paused already ' +
           'stays paused as it is.',
         params: supplierParams,
-        body: pauseBodySchema,
+        body: withExample(pauseBodySchema, 'An operator’s pause, with its reason', pauseExample),
         response: {
           200: planAnswer.describe('The plan, paused.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], notFound),
@@ -161,7 +178,7 @@ export default async function v2PlanRoutes(fastify: FastifyInstance): Promise<vo
         summary: 'Approve the canary, or resume after the breaker or an operator’s pause',
         description: 'Send `{}`. The cohort’s waiting tasks start again; each account is created once.',
         params: supplierParams,
-        body: z.strictObject({}),
+        body: withExample(z.strictObject({}), 'Resume (or approve the canary)', {}),
         response: {
           200: planAnswer.describe('The plan, resumed.'),
           ...errorResponses([...bodyErrors, 404, ...commonErrors], notFound),
