@@ -290,6 +290,10 @@ describe('the cohort plan on the cohort page', () => {
           return l && l[0]!.data.at(-1)!.y === 2 ? l : null;
         }, 'the breaker supplier’s chart');
         expect(noWindow[1]!.data).toEqual([]);
+        // No window, no planned line: the legend names only the lines drawn.
+        expect(
+          await page.evaluate(`Chart.getChart('plan-chart').legend.legendItems.map((i) => i.text)`),
+        ).toEqual(['Done (actual)', 'Projected']);
         await page.screenshot({ path: join(out, 'breaker-paused.png'), fullPage: true });
 
         // Only the service was asked; the key never went into a URL; nothing went wrong in the page.

@@ -209,7 +209,16 @@ function renderChart(p, declared, body) {
         y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'Accounts done' } },
       },
       plugins: {
-        legend: { position: 'bottom' },
+        // A line not drawn (no window, no projection) has no entry.
+        legend: {
+          position: 'bottom',
+          labels: {
+            filter: function (item, data) {
+              var set = data.datasets[item.datasetIndex ?? 0];
+              return !!set && set.data.length > 0;
+            },
+          },
+        },
         tooltip: {
           callbacks: {
             title: function (items) {
