@@ -3,7 +3,7 @@ import { Types } from 'mongoose';
 import type { CreationOutcome } from '../use-cases/creation/from-process.js';
 import { PlanGate } from '../use-cases/cutover/plan-gate.js';
 import { checkPlanRisks, publishPause, type PlanDeps } from '../use-cases/cutover/plan.js';
-import { creationOutcomeOf } from '../use-cases/cutover/creation-gate.js';
+import { creationOutcomeOf } from '../use-cases/creation/plan-admission.js';
 import { relayEvents } from '../use-cases/webhooks/relay.js';
 import type { WorkerContext } from './context.js';
 

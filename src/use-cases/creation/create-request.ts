@@ -6,7 +6,7 @@ import { jobId } from '../../jobs/catalog.js';
 import type { CreationOutcome } from './from-process.js';
 import { CreationSlots, slotMember, type AcquireResult, type ShareUse, type SlotSettings } from './slots.js';
 import { PlanGate } from '../cutover/plan-gate.js';
-import { planRefusal } from '../cutover/creation-gate.js';
+import { planRefusal } from './plan-admission.js';
 
 /**
  * The protocol of a create request, from the API's side: the account's concurrency slot, the attempt and job

@@ -1,6 +1,6 @@
 import { pauseDetails } from '../../domain/cutover/plan.js';
-import type { CreationOutcome } from '../creation/from-process.js';
-import type { Admission } from './plan-gate.js';
+import type { CreationOutcome } from './from-process.js';
+import type { Admission } from '../cutover/plan-gate.js';
 
 /** Outcomes that finished no account: the plan's counts and breaker leave them out. */
 const NOT_FINISHED = new Set([
