@@ -162,6 +162,8 @@ export async function clientRun(
     const proc = spawn(
       process.execPath,
       [
+        // As bin/import-client runs it (its young generation capped).
+        '--max-semi-space-size=16',
         '--import',
         'tsx',
         'src/cli/client/cli.ts',
@@ -223,6 +225,7 @@ async function memoryRun(dir: string, count: number) {
     const proc = spawn(
       process.execPath,
       [
+        '--max-semi-space-size=16',
         '--import',
         'tsx',
         'src/cli/client/cli.ts',

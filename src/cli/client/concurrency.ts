@@ -63,7 +63,7 @@ export class FixedConcurrency implements Concurrency {
 }
 
 /** Answers this many times slower than usual for their kind, on average over a window, are queueing. */
-export const LATENCY_TOLERANCE = 4;
+export const LATENCY_TOLERANCE = 8;
 /** The cut after a refusal (429, 503). */
 const REFUSAL_FACTOR = 0.7;
 /** The weight of a new answer in the running mean of its kind. */
