@@ -241,10 +241,11 @@ describe('the cohort plan on the cohort page', () => {
         expect(await text(page, '#plan-pause-detail')).toBe('Why: Checking the extract.');
         expect(await text(page, '#plan-resume')).toBe('Resume');
 
-        // A window shorter than the projection (6 left at the last minutes' rate): at risk, in words.
+        // A window shorter than the projection (a cohort of 1,000 now: 996 left at 4 over the run's age, 249 times
+        // its age from now, past the minute once the run is a second old): at risk, in words.
         const shortEnd = new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
         const shorter = await call('PUT', planPath(SUPPLIER), {
-          expected_accounts: 10,
+          expected_accounts: 1_000,
           canary_accounts: 3,
           schedule_window_end: shortEnd,
         });

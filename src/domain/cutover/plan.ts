@@ -99,12 +99,28 @@ export function parsePlanBody(
   };
 }
 
+/** The projection's rate window: the last 5 minutes (a run younger than that: the run). */
+export const RATE_WINDOW_MS = 5 * 60_000;
+
+/**
+ * Accounts finished per minute for the projection. `inWindow`: those finished in the last `RATE_WINDOW_MS`;
+ * `run`: the plan's current run (its first admission's age, the plan's accounts it finished). A run younger than
+ * the window is measured over its own age, not the whole window: a cohort one minute old at 100 a minute is 100,
+ * not 20. An older run, or none (creations the plan did not admit), is measured over the window.
+ */
+export function recentPerMinute(inWindow: number, run: { ageMs: number; finished: number } | null): number {
+  if (run && run.ageMs > 0 && run.ageMs < RATE_WINDOW_MS && run.finished > 0) {
+    return run.finished / (run.ageMs / 60_000);
+  }
+  return inWindow / (RATE_WINDOW_MS / 60_000);
+}
+
 /** What the projection is made from: counts of the cohort and its recent rate of finished accounts. */
 export type ProjectionInput = {
   expected: number;
   /** Accounts whose creation finished (PROCESSED, ERRORED, DRY_RUN_*). */
   done: number;
-  /** Accounts finished per minute, recently (the last 5 minutes). */
+  /** Accounts finished per minute, recently (`recentPerMinute`). */
   perMinute: number;
   windowEnd: string | null;
   now: Date;

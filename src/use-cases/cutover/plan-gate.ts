@@ -49,6 +49,11 @@ export type PlanState = {
   inFlight: number;
   canaryApproved: boolean;
   atRisk: boolean;
+  /**
+   * The current run (admissions with no gap of `RUN_GAP_MS`), for the projection's rate: how long ago its first
+   * admission was (on Redis's clock) and the plan's accounts it finished so far. Null before any admission.
+   */
+  run: { ageMs: number; finished: number } | null;
 };
 
 /** The supplier of a slot member (a process key: `<supplier>/<external>`). */
@@ -144,7 +149,7 @@ export class PlanGate {
   }
 
   async state(supplier: string): Promise<PlanState | null> {
-    const [flat, inFlight] = await this.redis.planRead(...this.keysOf(supplier));
+    const [flat, inFlight, now] = await this.redis.planRead(...this.keysOf(supplier));
     if (flat.length === 0) return null;
     const h: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
@@ -159,6 +164,12 @@ export class PlanGate {
       inFlight,
       canaryApproved: h.approved === '1',
       atRisk: h.at_risk === '1',
+      run: h.run_at
+        ? {
+            ageMs: Math.max(0, now - Number(h.run_at)),
+            finished: Number(h.processed ?? 0) + Number(h.errored ?? 0) - Number(h.run_done ?? 0),
+          }
+        : null,
     };
   }
 }

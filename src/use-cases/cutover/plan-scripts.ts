@@ -1,3 +1,4 @@
+import { RATE_WINDOW_MS } from '../../domain/cutover/plan.js';
 import type { RedisClient } from '../../infra/redis.js';
 
 /**
@@ -8,13 +9,21 @@ import type { RedisClient } from '../../infra/redis.js';
  * - `state` hash: the settings (`expected`, `canary`, `pct`, `over`, `ws`, `we`: window bounds in ms, 0 none),
  *   the pause (`paused`: '' or its reason, `since` ms, `note`, `codes` JSON), the counts of the plan's own
  *   creations (`processed`, `errored`), `approved` ('1' once the canary is approved), and the transitions
- *   (`pauses`, `risks`: how many there were, the cohort events' numbers; `at_risk` '1' while at risk).
+ *   (`pauses`, `risks`: how many there were, the cohort events' numbers; `at_risk` '1' while at risk), and the
+ *   current run for the projection's rate: `run_at` (ms) the first admission after none for `RUN_GAP_MS`,
+ *   `run_done` the plan's finished creations (`processed` + `errored`) then, `admitted_at` the last admission.
  * - `in-flight` set: the creations admitted and not finished (a slot member each: the process key).
  * - `recent` list: the last `over` finished outcomes, newest first ('' for PROCESSED, else the error code).
  */
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 const NUM = `local function num(f) return tonumber(redis.call('HGET', KEYS[1], f) or '0') or 0 end`;
+
+/**
+ * No admission for this long ends a run: the next admission starts another (a rehearsal again, a resume after a
+ * long pause). The projection's rate window: a run older than it is measured over that window alone.
+ */
+export const RUN_GAP_MS = RATE_WINDOW_MS;
 
 // ARGV: member. Returns {status, reason, window start ms}: 1 admitted (or already in flight), 0 paused (reason
 // canary | breaker | operator), 2 not now (reason: canary, its N being created; before_window; window_ended).
@@ -31,6 +40,10 @@ local canary = num('canary')
 if canary > 0 and redis.call('HGET', KEYS[1], 'approved') ~= '1' then
   if num('processed') + redis.call('SCARD', KEYS[2]) >= canary then return {2, 'canary', 0} end
 end
+if now - num('admitted_at') > ${RUN_GAP_MS} then
+  redis.call('HSET', KEYS[1], 'run_at', now, 'run_done', num('processed') + num('errored'))
+end
+redis.call('HSET', KEYS[1], 'admitted_at', now)
 redis.call('SADD', KEYS[2], ARGV[1])
 return {1, '', 0}`;
 
@@ -110,8 +123,9 @@ end
 if ARGV[1] == '0' and was then redis.call('HSET', KEYS[1], 'at_risk', '0') end
 return 0`;
 
-// Returns {the state hash as a flat list, in flight}.
-export const READ = `return {redis.call('HGETALL', KEYS[1]), redis.call('SCARD', KEYS[2])}`;
+// Returns {the state hash as a flat list, in flight, Redis's time in ms} (the run's age on the clock that set it).
+export const READ = `${NOW}
+return {redis.call('HGETALL', KEYS[1]), redis.call('SCARD', KEYS[2]), now}`;
 
 type Keys = [string, string, string];
 export type PlanCommands = {
@@ -123,7 +137,7 @@ export type PlanCommands = {
   planResume(...args: Keys): Promise<string>;
   planDeclare(...args: [...Keys, ...(string | number)[]]): Promise<number>;
   planRisk(...args: [...Keys, string]): Promise<number>;
-  planRead(...args: Keys): Promise<[string[], number]>;
+  planRead(...args: Keys): Promise<[string[], number, number]>;
 };
 
 export function withPlanCommands(redis: RedisClient): RedisClient & PlanCommands {

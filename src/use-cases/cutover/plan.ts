@@ -1,5 +1,12 @@
 import type { Types } from 'mongoose';
-import { parsePlanBody, pauseDetails, project, type CohortPlan } from '../../domain/cutover/plan.js';
+import {
+  parsePlanBody,
+  pauseDetails,
+  project,
+  RATE_WINDOW_MS,
+  recentPerMinute,
+  type CohortPlan,
+} from '../../domain/cutover/plan.js';
 import type { FieldError } from '../../domain/validation/field-error.js';
 import { formatUtcDatetime } from '../../schemas/primitives.js';
 import type { Storage } from '../../storage/index.js';
@@ -134,7 +141,8 @@ export async function planProgress(deps: Pick<PlanDeps, 'storage' | 'gate'>, cod
     (sum, s) => sum + Math.max(0, counts[s] ?? 0),
     0,
   );
-  // Finished accounts (PROCESSED and errored) per minute over the last 5 minutes.
+  // Finished accounts (PROCESSED and errored) per minute over the last 5 minutes, or over the plan's run when
+  // it is younger (its own counters: no scan).
   const { processedIn } = ratesOf(
     minutes.map((m) => ({ P: m.P + m.E })),
     now,
@@ -142,7 +150,7 @@ export async function planProgress(deps: Pick<PlanDeps, 'storage' | 'gate'>, cod
   const projection = project({
     expected: read.plan.expectedAccounts,
     done,
-    perMinute: processedIn(5) / 5,
+    perMinute: recentPerMinute(processedIn(RATE_WINDOW_MS / 60_000), read.state?.run ?? null),
     windowEnd: read.plan.windowEnd,
     now,
   });
@@ -179,9 +187,11 @@ export async function checkPlanRisks(deps: PlanDeps, requestId: string): Promise
       'cohort.at_risk-v1',
       risk,
       {
+        // The window and count the projection was made with (the plan may have been declared again since the
+        // list was read).
         projected_finish: progress.projected_finish,
-        schedule_window_end: plan.windowEnd,
-        counts: { expected: plan.expectedAccounts, done: progress.done },
+        schedule_window_end: progress.schedule_window_end,
+        counts: { expected: progress.expected_accounts, done: progress.done },
       },
       now,
     );
