@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { freePort, waitForPort } from '../../test/support/processes.js';
 import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { creationEnv, httpCreationClient, pool, SUPPLIER, TEAM } from '../creation-env.js';
@@ -33,6 +34,7 @@ const scenario: Scenario = {
       accounts_per_s: number;
       refused_429: number;
       service_cpu_ms: number;
+      redis_us: RedisTime;
     }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of MODES) {
@@ -46,6 +48,10 @@ const scenario: Scenario = {
       const of = runs.filter((r) => r.path === path && r.mode === mode).map((r) => r[key]);
       return round(of.reduce((a, b) => a + b, 0) / of.length, 2);
     };
+    const redisMean = (path: 'v1' | 'v2', mode: Mode, key: keyof RedisTime) => {
+      const of = runs.filter((r) => r.path === path && r.mode === mode).map((r) => r.redis_us[key]);
+      return round(of.reduce((a, b) => a + b, 0) / of.length, 1);
+    };
     const summary = (path: 'v1' | 'v2') => ({
       on_accounts_per_s: mean(path, 'on', 'accounts_per_s'),
       off_accounts_per_s: mean(path, 'off', 'accounts_per_s'),
@@ -54,6 +60,19 @@ const scenario: Scenario = {
       on_service_cpu_ms: mean(path, 'on', 'service_cpu_ms'),
       off_service_cpu_ms: mean(path, 'off', 'service_cpu_ms'),
       cpu_ratio_off_on: round(mean(path, 'off', 'service_cpu_ms') / mean(path, 'on', 'service_cpu_ms'), 3),
+      // Exact, whatever else the machine runs: Redis's own time in its commands (INFO commandstats), where
+      // on and off differ (the slot script's share arithmetic).
+      on_redis_scripts_us: redisMean(path, 'on', 'scripts'),
+      off_redis_scripts_us: redisMean(path, 'off', 'scripts'),
+      on_redis_all_us: redisMean(path, 'on', 'all'),
+      off_redis_all_us: redisMean(path, 'off', 'all'),
+      // What the shares' extra Redis time is of the service's CPU per account (on).
+      share_cost_of_service_cpu: round(
+        (redisMean(path, 'on', 'all') - redisMean(path, 'off', 'all')) /
+          1000 /
+          mean(path, 'on', 'service_cpu_ms'),
+        4,
+      ),
     });
     return {
       accounts_per_run: ACCOUNTS,
@@ -98,10 +117,12 @@ async function runV1(env: BenchEnv, mode: Mode) {
     client.retried429 = 0;
     const externals = Array.from({ length: ACCOUNTS }, (_, i) => `FS-${String(i).padStart(6, '0')}`);
     const cpu = serviceCpu(env, web.proc.pid, worker.proc.pid);
+    const redisTime = await redisMeter(env.redisUrl);
     const started = performance.now();
     await pool(externals, LIMIT, (ext) => client.stageAndCreate(ext));
     const seconds = (performance.now() - started) / 1000;
     const serviceCpuMs = cpu();
+    const redis_us = await redisTime();
     const imported = await e.app.db.models.AccountImportProcess.countDocuments({
       krakenAccountNumber: { $ne: null },
     });
@@ -110,6 +131,7 @@ async function runV1(env: BenchEnv, mode: Mode) {
       accounts_per_s: round(ACCOUNTS / seconds, 1),
       refused_429: client.retried429,
       service_cpu_ms: serviceCpuMs,
+      redis_us,
     };
   } finally {
     client.close();
@@ -148,11 +170,14 @@ async function runV2(env: BenchEnv, mode: Mode) {
     await waitFor(WARM_UP);
     const externals = Array.from({ length: ACCOUNTS }, (_, i) => `FS-${String(i).padStart(6, '0')}`);
     const cpu = serviceCpu(env, service.pids.web, service.pids.worker);
+    const redisTime = await redisMeter(env.redisUrl);
     const started = performance.now();
     await pool(externals, LIMIT, schedule);
     await waitFor(WARM_UP + ACCOUNTS);
     const seconds = (performance.now() - started) / 1000;
-    return { accounts_per_s: round(ACCOUNTS / seconds, 1), refused_429: 0, service_cpu_ms: cpu() };
+    const service_cpu_ms = cpu();
+    const redis_us = await redisTime();
+    return { accounts_per_s: round(ACCOUNTS / seconds, 1), refused_429: 0, service_cpu_ms, redis_us };
   } finally {
     await service.stop();
     await e.close();
@@ -167,4 +192,34 @@ function serviceCpu(env: BenchEnv, web: number | undefined, worker: number | und
       Object.values(meter.perItemMs(ACCOUNTS)).reduce<number>((sum, ms) => sum + (ms ?? 0), 0),
       2,
     );
+}
+
+type RedisTime = { scripts: number; all: number };
+
+/**
+ * From now, Redis's own time per account (µs, INFO commandstats' usec): in its scripts (EVALSHA, EVAL, FCALL)
+ * and in every command. The bench's Redis serves only this run.
+ */
+async function redisMeter(url: string): Promise<() => Promise<RedisTime>> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const read = async () => {
+    const info = await redis.info('commandstats');
+    let scripts = 0;
+    let all = 0;
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) {
+      const usec = Number(m[2]);
+      all += usec;
+      if (/^(evalsha|eval|fcall)$/.test(m[1]!)) scripts += usec;
+    }
+    return { scripts, all };
+  };
+  const before = await read();
+  return async () => {
+    const now = await read();
+    redis.disconnect();
+    return {
+      scripts: round((now.scripts - before.scripts) / ACCOUNTS, 1),
+      all: round((now.all - before.all) / ACCOUNTS, 1),
+    };
+  };
 }
