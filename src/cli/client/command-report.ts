@@ -109,6 +109,10 @@ export async function conclude(
     process.stderr.write(
       `error: the service refused the API key during the run (revoked?); the run stopped: lines in flight are reported interrupted, the lines after them were not sent (run again with a valid IMPORT_API_KEY)\n`,
     );
+  if (extra.stopped === 'window_ended')
+    process.stderr.write(
+      `error: the window of the cohort plan ended: ${summary.by_outcome.interrupted} account(s) did not start (reported interrupted, plan_window_ended) and the rest of the input was not read; run again with the same --state in a later window (declare it with --window-start and --window-end)\n`,
+    );
   process.exitCode = extra.stopped ? stopExitCodes[extra.stopped] : ok ? 0 : 1;
 }
 

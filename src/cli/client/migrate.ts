@@ -1,6 +1,7 @@
 import { AccountLine, type ReadLine } from './account-line.js';
 import type { ApiClient } from './http.js';
 import { fieldErrors, type Outcome, type Result } from './outcomes.js';
+import { heldByPlan, type PlanHold } from './plan-hold.js';
 import type { ResumeState } from './state.js';
 
 export type MigrateOptions = {
@@ -11,6 +12,8 @@ export type MigrateOptions = {
   cancelled: AbortSignal;
   /** How long the status of one account is followed before the line ends `failed` (`status_unknown`). */
   pollTimeoutMs: number;
+  /** v1: the cohort plan's hold (a paused cohort's accounts wait, and are sent again once it admits them). */
+  plan?: PlanHold;
 };
 
 const STAGE = '/v1/data-import/account-import-process/create-or-update/';
@@ -55,6 +58,8 @@ export function migrateAccount(api: ApiClient, state: ResumeState, options: Migr
       if (known.action === 'done')
         return { ...known.result, line: line.line, attempts: 0, ms: 0, done_earlier: true };
     }
+    // A held cohort starts no new account (the hold ends `Interrupted` when the run stops or its window ends).
+    if (options.mode === 'v1') await options.plan?.ready(account.who.import_supplier);
     return options.mode === 'v2' ? schedule(account, options) : stageAndCreate(account, options);
   };
 }
@@ -127,6 +132,13 @@ async function stageAndCreate(account: AccountLine, options: MigrateOptions): Pr
         201,
         (created.body as { kraken_account_number?: string }).kraken_account_number ?? null,
       );
+    // Held by the supplier's cohort plan: not a failure of the account. Sent again once the plan admits it.
+    const held = account.who.import_supplier ? heldByPlan(created.status, created.body) : null;
+    if (held && options.plan) {
+      await options.plan.refused(account.who.import_supplier!, held);
+      round--;
+      continue;
+    }
     const code = (created.body as { code?: string } | null)?.code;
     // Another create of the account runs: most likely this line's own earlier one, whose answer was a 503
     // (a Redis failover interrupted the wait) while its job went on. Followed like a pending one.

@@ -97,11 +97,11 @@ function unfinished(line: ReadLine, err: unknown, ms: number): Result {
 }
 
 /**
- * The code a line that got no answer is reported with: `interrupted` or `api_key_refused` when the run stopped
- * under it, the network error's, else `client_error`.
+ * The code a line that got no answer is reported with: `interrupted` (or the stop's own code, e.g.
+ * `plan_window_ended`) or `api_key_refused` when the run stopped under it, the network error's, else `client_error`.
  */
 export function errorCode(err: unknown): string {
-  if (err instanceof Interrupted) return 'interrupted';
+  if (err instanceof Interrupted) return err.code;
   if (err instanceof KeyRefused) return 'api_key_refused';
   const cause = (err as { cause?: { code?: string } }).cause?.code;
   return cause ? `network_error_${cause.toLowerCase()}` : 'client_error';

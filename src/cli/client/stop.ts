@@ -1,21 +1,29 @@
 /**
- * How a run of `import-client` stops before the end of its input: Ctrl-C (SIGINT), SIGTERM, or the API key
- * refused mid-run (revoked). At the normal end of the input nothing here fires and every line in flight is
+ * How a run of `import-client` stops before the end of its input: Ctrl-C (SIGINT), SIGTERM, the API key
+ * refused mid-run (revoked), or (`migrate`) the window of the supplier's cohort plan ended. At the normal end of the input nothing here fires and every line in flight is
  * waited for, however long: each line is bounded by its own waits (`--poll-timeout`, the retries).
  */
 
 /** Why a run stopped early. */
-export type StopReason = 'SIGINT' | 'SIGTERM' | 'key_refused';
+export type StopReason = 'SIGINT' | 'SIGTERM' | 'key_refused' | 'window_ended';
 
 /** How long the lines in flight may go on after a stop before each of their waits is ended. */
 export const DRAIN_MS = 30_000;
 
 /** The exit code of a run that stopped early (documented in docs/client.md, "Exit codes"). */
-export const stopExitCodes: Record<StopReason, number> = { SIGINT: 130, SIGTERM: 143, key_refused: 3 };
+export const stopExitCodes: Record<StopReason, number> = {
+  SIGINT: 130,
+  SIGTERM: 143,
+  key_refused: 3,
+  window_ended: 4,
+};
 
-/** Ends a wait of a line that the run no longer waits for (its drain ran out): the line ends `interrupted`. */
+/**
+ * Ends a wait of a line that the run no longer waits for (its drain ran out, or it was held by the cohort
+ * plan and never sent again): the line ends `interrupted`, its error code `code`.
+ */
 export class Interrupted extends Error {
-  constructor() {
+  constructor(readonly code = 'interrupted') {
     super('the run stopped before this line finished');
   }
 }

@@ -91,11 +91,19 @@ export function checkInput(file: string): void {
 
 /**
  * The end of a command's help: the environment it reads and its exit codes (`success` and `failure`: what 0
- * and 1 mean for it; `key`: whether a key refused mid-run can stop it; `signals`: whether it drains on one).
+ * and 1 mean for it; `key`: whether a key refused mid-run can stop it; `signals`: whether it drains on one;
+ * `window`: whether the end of the cohort plan's window can stop it).
  */
 export function helpAfter(
   command: Command,
-  codes: { success: string; failure: string; key?: boolean; signals?: boolean; server?: boolean },
+  codes: {
+    success: string;
+    failure: string;
+    key?: boolean;
+    signals?: boolean;
+    server?: boolean;
+    window?: boolean;
+  },
 ): Command {
   const env =
     codes.server === false
@@ -112,6 +120,12 @@ export function helpAfter(
     `  2    usage: unknown command or option, bad value, ${usage} (one line on stderr)`,
     ...(codes.key
       ? ['  3    the service refused the API key during the run (revoked): the run stopped']
+      : []),
+    ...(codes.window
+      ? [
+          "  4    the window of the supplier's cohort plan ended: the accounts that did not start are resumable",
+          '       with the same --state in a later window',
+        ]
       : []),
     ...(codes.signals === false
       ? []

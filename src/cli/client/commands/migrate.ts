@@ -3,8 +3,10 @@ import { Option, type Command } from 'commander';
 import { conclude, planFrom, reportDir, startReport, type Common } from '../command-report.js';
 import { failedIn, onlyAccounts } from '../diff/results-file.js';
 import { UsageError, type ApiClient } from '../http.js';
-import { readJsonLines, type InputLine } from '../input.js';
+import { countLines, readJsonLines, type InputLine } from '../input.js';
 import { migrateAccount } from '../migrate.js';
+import { declarePlan, peekSupplier, planLine, type PlanBody, type PlanFlags } from '../plan.js';
+import { PlanHold } from '../plan-hold.js';
 import { runLines } from '../run.js';
 import { ResumeState } from '../state.js';
 import {
@@ -16,17 +18,19 @@ import {
   reportOptions,
   run,
 } from './context.js';
+import { planOptions } from './plan-options.js';
 
-type Options = Common & {
-  team?: string;
-  dryRun: boolean;
-  mode: 'v1' | 'v2';
-  concurrency: number;
-  adaptive: boolean;
-  pollTimeout: number;
-  state?: string;
-  only?: string;
-};
+type Options = Common &
+  PlanFlags & {
+    team?: string;
+    dryRun: boolean;
+    mode: 'v1' | 'v2';
+    concurrency: number;
+    adaptive: boolean;
+    pollTimeout: number;
+    state?: string;
+    only?: string;
+  };
 
 /** `import-client migrate <file>`: stage and create every account (v1), or schedule and follow it (v2). */
 export function migrateCommand(program: Command): void {
@@ -51,11 +55,12 @@ export function migrateCommand(program: Command): void {
       '--only <selection>',
       'failed-in:<report>: send only the accounts that did not succeed in that run (its folder or results.jsonl)',
     );
-  reportOptions(concurrencyOptions(command));
+  reportOptions(planOptions(concurrencyOptions(command)));
   helpAfter(command, {
     success: 'every line is created, already_imported or dry_run_ok',
     failure: 'some line is not (duplicate_line included)',
     key: true,
+    window: true,
   }).action(migrate);
 }
 
@@ -69,6 +74,11 @@ async function migrate(file: string, o: Options): Promise<void> {
   const dir = reportDir(o);
   const state = await openState(client, o, dir);
   try {
+    // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
+    let input: AsyncIterable<InputLine> = readJsonLines(file, { parse: o.mode === 'v2' });
+    // Declared before the report starts: a refused plan leaves an earlier report as it was, and nothing is sent.
+    const declared = await cohortPlan(client, file, input, o);
+    input = declared.input;
     const { report, progress } = startReport(dir, o, {
       history: state,
       client,
@@ -76,11 +86,15 @@ async function migrate(file: string, o: Options): Promise<void> {
       concurrency,
     });
     if (only) progress.plan(only.size);
+    else if (declared.lines !== null) progress.plan(declared.lines);
     else await planFrom(progress, file);
-    // v1 sends each line's text as it is: the client never needs the parsed account (see identity.ts).
-    let input: AsyncIterable<InputLine> = readJsonLines(file, { parse: o.mode === 'v2' });
     if (only) input = onlyAccounts(input, only);
+    const plan = new PlanHold(client, declared.plan?.import_supplier_code ?? null, run.stopped, () =>
+      run.stop('window_ended'),
+    );
+    if (declared.plan && o.mode === 'v1') plan.start(declared.plan);
     const handle = migrateAccount(client, state, {
+      plan,
       mode: o.mode,
       team: o.team ?? null,
       dryRun: o.dryRun,
@@ -92,6 +106,32 @@ async function migrate(file: string, o: Options): Promise<void> {
   } finally {
     state.close();
   }
+}
+
+/**
+ * The cohort plan of the file's supplier (the first line naming one), declared with the file's lines as its
+ * expected accounts (all of them: `--only` and a resumed state send fewer, the cohort is the file), unless
+ * `--no-plan`, `--dry-run` (the plan admits no dry run), or standard input without `--expected-accounts`.
+ */
+async function cohortPlan(
+  client: ApiClient,
+  file: string,
+  input: AsyncIterable<InputLine>,
+  o: Options,
+): Promise<{ input: AsyncIterable<InputLine>; plan: PlanBody | null; lines: number | null }> {
+  const none = { input, plan: null, lines: null };
+  if (!o.plan || o.dryRun || (file === '-' && o.expectedAccounts === undefined)) return none;
+  const lines = file === '-' ? null : await countLines(file);
+  const expected = o.expectedAccounts ?? lines;
+  if (!expected) return { ...none, lines };
+  const peeked = await peekSupplier(input);
+  if (!peeked.supplier) {
+    process.stderr.write(`[import-client] no cohort plan declared: no line of ${file} names a supplier\n`);
+    return { ...none, input: peeked.input, lines };
+  }
+  const plan = await declarePlan(client, peeked.supplier, expected, o);
+  if (plan) process.stderr.write(`[import-client] ${planLine(plan)}\n`);
+  return { input: peeked.input, plan, lines };
 }
 
 /** The accounts `--only` names (`failed-in:<report>`). */
