@@ -24,7 +24,7 @@ beforeAll(async () => {
   const tenant = await createTenant(t, ORG);
   headers = tenant.headers;
   await t.ops.ensureTeam(TEAM);
-  for (const code of ['PLAN_DECL', 'PLAN_CAN', 'PLAN_STDIN', 'PLAN_BAD'])
+  for (const code of ['PLAN_DECL', 'PLAN_CAN', 'PLAN_STDIN', 'PLAN_BAD', 'PLAN_WIN'])
     await t.ops.createSupplier(code, ORG, { documentRoot: `migrations/${code.toLowerCase()}` });
   service = await startService(t, { COHORT_PLAN_CHECK_INTERVAL_MS: '200' });
   env = { IMPORT_BASE_URL: service.baseUrl, IMPORT_API_KEY: tenant.apiKey };
@@ -227,4 +227,43 @@ describe('a paused cohort while migrate runs', () => {
     };
     expect(summary.by_outcome).toMatchObject({ created: externals.length, failed: 0, supplier_closed: 0 });
   }, 240_000);
+
+  it('the window ends while held: exit 4, the held accounts interrupted (plan_window_ended); a later window creates the rest once', async () => {
+    const { path, externals } = cohort('PLAN_WIN', 6);
+    const report = join(dir, 'window-1');
+    const state = join(dir, 'window.sqlite');
+    const inMs = (ms: number) => new Date(Date.now() + ms).toISOString().replace(/\.\d+Z$/, 'Z');
+    const args = ['migrate', path, '--team', TEAM, '--state', state, '--concurrency', '6', '--no-adaptive'];
+    // The canary holds all but 2; the window ends while they wait.
+    const first = await runClient(
+      [...args, '--report', report, '--canary', '2', '--window-end', inMs(15_000)],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(4);
+    expect(first.stderr).toMatch(/error: the window of the cohort plan ended: 4 account\(s\) did not start/);
+    const results = readResults(report);
+    expect(results.filter((r) => r.outcome === 'created')).toHaveLength(2);
+    const held = results.filter((r) => r.outcome !== 'created');
+    expect(held.map((r) => [r.outcome, r.errors])).toEqual(
+      held.map(() => ['interrupted', [{ code: 'plan_window_ended', attr: 'non_field_errors' }]]),
+    );
+    expect(await created('PLAN_WIN')).toBe(2);
+
+    // Approved, and a later window: the same command with the same state creates the other 4, once each.
+    expect(
+      (await t.app.inject({ method: 'POST', url: `${planUrl('PLAN_WIN')}resume/`, headers, payload: {} }))
+        .statusCode,
+    ).toBe(200);
+    const second = await runClient(
+      [...args, '--report', join(dir, 'window-2'), '--window-end', inMs(600_000)],
+      env,
+    );
+    expect(second.code, second.stderr).toBe(0);
+    const again = readResults(join(dir, 'window-2'));
+    expect(again.filter((r) => r.done_earlier).map((r) => r.outcome)).toEqual(['created', 'created']);
+    expect(again.filter((r) => !r.done_earlier).map((r) => r.outcome)).toEqual(held.map(() => 'created'));
+    const accounts = await t.app.db.models.Account.find({ importSupplier: 'PLAN_WIN' }).lean();
+    expect(accounts.map((a) => a.externalAccountNumber).sort()).toEqual([...externals].sort());
+    expect((await getPlan('PLAN_WIN')).body).toMatchObject({ expected_accounts: 6, canary_accounts: 2 });
+  }, 180_000);
 });

@@ -21,8 +21,9 @@ export function planVerdict(
   plan: PlanBody,
   now = Date.now(),
 ): 'open' | 'paused' | 'waiting' | 'window_ended' {
-  if (plan.status === 'PAUSED') return 'paused';
+  // Ended first: a resume would start nothing more in this window either.
   if (plan.schedule_window_end && Date.parse(plan.schedule_window_end) <= now) return 'window_ended';
+  if (plan.status === 'PAUSED') return 'paused';
   if (plan.schedule_window_start && Date.parse(plan.schedule_window_start) > now) return 'waiting';
   const { canary_accounts: canary, counts } = plan;
   if (canary && !plan.canary_approved && counts.processed + counts.in_flight >= canary) return 'waiting';
@@ -158,10 +159,10 @@ const reasonOf = (why: string) => /paused \((canary|breaker|operator)\)/.exec(wh
 /** Why a plan holds the cohort, in words (the pause's reason and detail, as the service gives them). */
 function describe(plan: PlanBody, verdict: 'paused' | 'waiting' | 'window_ended'): string {
   const supplier = plan.import_supplier_code;
-  if (plan.pause)
-    return `the cohort plan of ${supplier} is paused (${plan.pause.reason}): ${plan.pause.detail}`;
   if (verdict === 'window_ended')
     return `the window of ${supplier}'s cohort plan ended at ${plan.schedule_window_end}`;
+  if (plan.pause)
+    return `the cohort plan of ${supplier} is paused (${plan.pause.reason}): ${plan.pause.detail}`;
   if (plan.schedule_window_start && Date.parse(plan.schedule_window_start) > Date.now())
     return `the window of ${supplier}'s cohort plan starts at ${plan.schedule_window_start}`;
   return `the cohort plan of ${supplier} holds its canary's accounts (${plan.canary_accounts}) back for review`;
