@@ -200,6 +200,72 @@ export function loadClientConfig(env: Record<string, string | undefined> = proce
   return parseEnv(clientConfigSchema, env);
 }
 
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  message: 'only OTLP over HTTP is exported: http/protobuf or http/json',
+});
+
+/**
+ * Tracing (docs/tracing.md), from the standard OpenTelemetry variables: on when OTEL_TRACES_EXPORTER=otlp or an
+ * OTLP endpoint is set, off otherwise (the default) and whenever OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none. Web, workers and import-client read it; each names itself unless OTEL_SERVICE_NAME
+ * does.
+ */
+export const tracingConfigSchema = z
+  .object({
+    OTEL_SDK_DISABLED: bool.default(false),
+    OTEL_TRACES_EXPORTER: z
+      .enum(['otlp', 'none'], { message: 'only otlp (or none) is supported' })
+      .optional(),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    OTEL_SERVICE_NAME: z.string().min(1).optional(),
+    OTEL_TRACES_SAMPLER: z
+      .enum([
+        'always_on',
+        'always_off',
+        'traceidratio',
+        'parentbased_always_on',
+        'parentbased_always_off',
+        'parentbased_traceidratio',
+      ])
+      .default('parentbased_always_on'),
+    OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+    OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).default(5_000),
+    OTEL_BSP_EXPORT_TIMEOUT: z.coerce.number().int().min(1).default(30_000),
+    OTEL_BSP_MAX_QUEUE_SIZE: z.coerce.number().int().min(1).default(2_048),
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.coerce.number().int().min(1).default(512),
+  })
+  .transform((env) => {
+    const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '');
+    const asked =
+      env.OTEL_TRACES_EXPORTER === 'otlp' ||
+      (env.OTEL_TRACES_EXPORTER === undefined &&
+        (env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+          env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined));
+    return {
+      enabled: asked && !env.OTEL_SDK_DISABLED,
+      serviceName: env.OTEL_SERVICE_NAME,
+      url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${base}/v1/traces`,
+      protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
+      sampler: env.OTEL_TRACES_SAMPLER,
+      samplerRatio: env.OTEL_TRACES_SAMPLER_ARG,
+      batch: {
+        scheduledDelayMillis: env.OTEL_BSP_SCHEDULE_DELAY,
+        exportTimeoutMillis: env.OTEL_BSP_EXPORT_TIMEOUT,
+        maxQueueSize: env.OTEL_BSP_MAX_QUEUE_SIZE,
+        maxExportBatchSize: Math.min(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, env.OTEL_BSP_MAX_QUEUE_SIZE),
+      },
+    };
+  });
+
+export type TracingConfig = z.infer<typeof tracingConfigSchema>;
+
+export function loadTracingConfig(env: Record<string, string | undefined> = process.env): TracingConfig {
+  return parseEnv(tracingConfigSchema, env);
+}
+
 /** Unset and empty variables alike take their defaults. */
 function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));

@@ -22,9 +22,20 @@ export const redactPaths = [
   'payload',
 ];
 
+let traceIds: (() => Record<string, string>) | undefined;
+
+/**
+ * Set once at start by tracing when it is on (src/infra/telemetry): every line logged within a trace then
+ * carries its `trace_id` and `span_id`. Off, loggers have no mixin at all.
+ */
+export function logTraceIds(fields: () => Record<string, string>): void {
+  traceIds = fields;
+}
+
 export function loggerOptions(level: string, name: string): LoggerOptions {
   return {
     level,
+    ...(traceIds ? { mixin: traceIds } : {}),
     name,
     redact: { paths: redactPaths, censor: '[redacted]' },
     base: { service: 'account-migration-import', proc: name },

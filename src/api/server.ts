@@ -1,21 +1,8 @@
-import closeWithGrace from 'close-with-grace';
-import { loadConfig } from '../config.js';
-import { enabledVendors } from '../vocabulary/payment-vendors.js';
-import { createApiServer } from './http/instance.js';
+import { startTracing } from '../infra/telemetry/index.js';
 
-/** The `web` process. */
-const config = loadConfig();
-const server = await createApiServer(config);
-for (const { vendor, why } of enabledVendors(config).left_out)
-  server.log.warn(
-    { vendor, why },
-    'payment vendor listed in PAYMENT_VENDORS but not configured: not enabled',
-  );
-
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err) server.log.error({ err }, 'closing after error');
-  else server.log.info({ signal }, 'closing');
-  await server.close();
-});
-
-await server.listen({ port: config.PORT, host: config.HOST });
+/**
+ * The `web` process (main.ts). Tracing starts first when the OTEL_* variables turn it on: it instruments http,
+ * ioredis and mongodb as they load, so the web's own modules are imported after it.
+ */
+await startTracing('web');
+await import('./main.js');

@@ -1,36 +1,8 @@
-import { pino } from 'pino';
-import { loadConfig } from '../config.js';
-import { openDatabase, type Database } from '../storage/database.js';
-import { loggerOptions } from '../logger.js';
-import { startWorkers, type RunningWorkers } from './runtime.js';
+import { startTracing } from '../infra/telemetry/index.js';
 
-/** The `worker` process: every queue's worker. The only file that starts workers outside tests. */
-const config = loadConfig();
-const log = pino(loggerOptions(config.LOG_LEVEL, 'worker'));
-const started: { db?: Database; running?: RunningWorkers } = {};
-
-// Registered before anything starts, so a SIGTERM at any moment gets a clean shutdown.
-let closing = false;
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
-  closing = true;
-  log.info({ signal }, 'closing workers');
-  const force = setTimeout(() => process.exit(1), 30_000);
-  await started.running?.close();
-  await started.db?.close();
-  clearTimeout(force);
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-
-const db = await openDatabase(config);
-started.db = db;
-if (!closing) {
-  const running = startWorkers({ config, db, log });
-  started.running = running;
-  log.info(
-    { queues: running.workers.map((w) => w.name), concurrency: config.WORKER_CONCURRENCY },
-    'workers started',
-  );
-}
+/**
+ * The `worker` process (main.ts). Tracing starts first when the OTEL_* variables turn it on: it instruments
+ * http, ioredis and mongodb as they load, so the worker's own modules are imported after it.
+ */
+await startTracing('worker');
+await import('./main.js');

@@ -15,6 +15,7 @@ import { watchProgress } from '../use-cases/progress/rebuild.js';
 import { createWebhookProcess } from '../use-cases/webhooks/webhook-process.js';
 import { buildVendors } from '../infra/vendors/index.js';
 import { redisKeys } from '../infra/redis-keys.js';
+import { queueTelemetry } from '../infra/telemetry/index.js';
 import { withTimeout } from '../infra/timeout.js';
 import { jobCatalog, queueNames, retention, type JobName, type QueueName } from '../jobs/catalog.js';
 import { startFairDispatch } from './fair-slots.js';
@@ -118,7 +119,7 @@ function openShared(deps: { config: Config; db: Database; log: Logger; clock?: (
   const queues = new Map<QueueName, Queue>(
     queueNames.map((name) => [
       name,
-      new Queue(name, { connection: producer, prefix: keys.queuePrefix(name) }),
+      new Queue(name, { connection: producer, prefix: keys.queuePrefix(name), ...queueTelemetry() }),
     ]),
   );
   for (const q of queues.values()) q.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
@@ -147,6 +148,7 @@ function startWorker(queueName: QueueName, connection: RedisClient, shared: Shar
     lockDuration: config.WORKER_LOCK_DURATION_MS,
     stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
+    ...queueTelemetry(),
   });
   worker.on('error', (err) => log.warn({ err: err.message, queue: queueName }, 'worker error'));
   worker.on('failed', (job, err) => {

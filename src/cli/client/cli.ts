@@ -8,6 +8,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { postImportCommand } from './commands/post-import.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { statusCommand } from './commands/status.js';
+import { startClientTracing, stopClientTracing } from './tracing.js';
 import { validateCommand } from './commands/validate.js';
 
 /**
@@ -47,6 +48,7 @@ for (const add of [
   add(program);
 
 try {
+  await startClientTracing();
   await program.parseAsync(process.argv);
   await closeClients();
 } catch (err) {
@@ -58,4 +60,6 @@ try {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     process.exitCode = 1;
   }
+} finally {
+  await stopClientTracing();
 }

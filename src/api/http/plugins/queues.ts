@@ -19,6 +19,7 @@ import {
   type RedisClient,
 } from '../../../infra/redis.js';
 import { redisKeys } from '../../../infra/redis-keys.js';
+import { detached, queueTelemetry } from '../../../infra/telemetry/index.js';
 import { ApiError } from '../errors.js';
 
 export type Queues = {
@@ -64,7 +65,11 @@ export default fp(
     const queues = new Map<QueueName, Queue>();
     const events = new Map<QueueName, QueueEvents>();
     for (const name of queueNames) {
-      const queue = new Queue(name, { connection: producer, prefix: keys.queuePrefix(name) });
+      const queue = new Queue(name, {
+        connection: producer,
+        prefix: keys.queuePrefix(name),
+        ...queueTelemetry(),
+      });
       queue.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue error'));
       queues.set(name, queue);
     }
@@ -78,7 +83,8 @@ export default fp(
         const connection = workerConnection(app.config);
         logConnectionErrors(connection, app.log, `queue-events:${name}`);
         eventConnections.push(connection);
-        qe = new QueueEvents(name, { connection, prefix: keys.queuePrefix(name) });
+        // Created by the first request that waits: its reading loop must not join that request's trace.
+        qe = detached(() => new QueueEvents(name, { connection, prefix: keys.queuePrefix(name) }));
         qe.on('error', (err) => app.log.warn({ err: err.message, queue: name }, 'queue events error'));
         events.set(name, qe);
       }
