@@ -55,7 +55,17 @@ export function migrateCommand(program: Command): void {
       '--only <selection>',
       'failed-in:<report>: send only the accounts that did not succeed in that run (its folder or results.jsonl)',
     );
-  reportOptions(planOptions(concurrencyOptions(command)));
+  reportOptions(planOptions(concurrencyOptions(command))).addHelpText(
+    'after',
+    [
+      '',
+      "Cohort plan: declared for the supplier of the file's first account before anything is sent (expected",
+      "accounts: the file's lines; a rerun keeps the plan's window, canary and breaker unless the flags change them);",
+      'a plan the service refuses exits 2 with each field path and code. While the plan holds the cohort (canary,',
+      'breaker, operator, before its window) no new account starts and none is reported failed: migrate waits',
+      'until it is resumed (import-admin plan resume <CODE>, the cohort page, POST .../plan/resume/).',
+    ].join('\n'),
+  );
   helpAfter(command, {
     success: 'every line is created, already_imported or dry_run_ok',
     failure: 'some line is not (duplicate_line included)',

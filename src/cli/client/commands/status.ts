@@ -7,7 +7,7 @@ export function statusCommand(program: Command): void {
   const command = program
     .command('status')
     .description(
-      'an import supplier\u2019s cohort progress: accounts by status, skipped, rate, ETA, failures, post-import counts',
+      'an import supplier\u2019s cohort progress: accounts by status, skipped, rate, ETA, failures, post-import counts, and its cohort plan (percent done, projected finish, in the window, the pause)',
     )
     .requiredOption('--supplier <CODE>', 'import supplier code');
   helpAfter(command, {
