@@ -22,6 +22,7 @@ import { SupplierStore } from './records/suppliers.js';
 import { createWebhookStore, type WebhookStore } from './webhooks/webhook-store.js';
 import * as cohortPlans from './cutover/cohort-plans.js';
 import { CohortEvents } from './cutover/cohort-events.js';
+import { TimelineRecords } from './timeline/timeline-records.js';
 
 type Models = Database['models'];
 
@@ -128,6 +129,8 @@ export type Storage = {
   journal: LedgerJournal;
   events: ProcessEventLog;
   webhooks: WebhookStore;
+  /** What an account's timeline is read from, and the re-stages it records (`storage/timeline/`). */
+  timeline: TimelineRecords;
   /** The cohorts' progress counters in Redis; null without Redis (then a rebuild derives them). */
   progress: ProgressCounters | null;
   /** One ping of the database, bounded by `timeoutMs` (readiness, a worker's check after an outage). */
@@ -177,6 +180,7 @@ export function createStorage(db: Database, options: StorageOptions): Storage {
       webhooks.outbox,
     ),
     webhooks,
+    timeline: new TimelineRecords(db.models),
     progress,
     ping: (timeoutMs) => pingDatabase(db.conn, timeoutMs),
     syncSchema: async () => ({ database: db.conn.name, collections: await syncSchema(db.models) }),

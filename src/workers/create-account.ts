@@ -33,7 +33,12 @@ export async function createAccountJob(
   let end: SlotEnd = 'kept';
   const recorded: RecordedEvent[] = [];
   let ended: Parameters<typeof settleCreation>[3] = 'failed';
-  const run = { id: job.id!, taskId: null, onRecorded: (e: RecordedEvent) => void recorded.push(e) };
+  const run = {
+    id: job.id!,
+    taskId: null,
+    queuedAt: job.timestamp,
+    onRecorded: (e: RecordedEvent) => void recorded.push(e),
+  };
   try {
     const outcome = await createAccount(
       { storage: ctx.storage, config: ctx.config, clock: ctx.clock },

@@ -233,6 +233,7 @@ async function createInSlot(run: TaskRun, slots: CreationSlots, task: Task): Pro
   const runIdentity = {
     id: job.id!,
     taskId: data.taskId,
+    queuedAt: job.timestamp,
     onRecorded: (e: RecordedEvent) => void run.recorded.push(e),
   };
   let finished = false;

@@ -183,6 +183,9 @@ export type NewEvent = {
   kind: ProcessEventKind;
   data: Record<string, unknown>;
   run?: string | null;
+  /** A start's worker (`<host>:<pid>`) and when its job was queued: kept beside the event, not in its data. */
+  worker?: string;
+  queuedAt?: Date;
 };
 
 // ---- The transitions ------------------------------------------------------------------------------------

@@ -36,6 +36,13 @@ export const importEventSchema = new Schema(
     data: { type: String, required: true },
     /** The run (job id) that started or finished the creation, when the event is one of those. */
     run: { type: String, default: null },
+    /**
+     * On a STARTED only (no default, so other events carry neither): the worker that ran the creation, as it
+     * names itself (`<host>:<pid>`), and when its job was queued (a v1 create's; a task is due at its window).
+     * Written in the STARTED insert itself, so a retried start never records a second one. For the timeline.
+     */
+    worker: { type: String },
+    queuedAt: { type: Date },
     /** The webhook body, exact JSON text; null when not published. */
     body: { type: String, default: null },
     /** Written with nobody to dispatch it to (see above); false: its `webhook_outbox` entry tells. */

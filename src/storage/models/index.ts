@@ -16,6 +16,7 @@ import { operationsTeamSchema } from './operations-team.js';
 import { organisationSchema } from './organisation.js';
 import { stagedPayloadModel } from './staged-payload.js';
 import { cohortPlanSchema } from './cohort-plan.js';
+import { accountStepSchema } from './account-step.js';
 
 function register(conn: Connection) {
   return {
@@ -37,6 +38,7 @@ function register(conn: Connection) {
     WebhookOutbox: conn.model('WebhookOutbox', webhookOutboxSchema),
     WebhookDue: conn.model('WebhookDue', webhookDueSchema),
     CohortPlan: conn.model('CohortPlan', cohortPlanSchema),
+    AccountStep: conn.model('AccountStep', accountStepSchema),
   };
 }
 

@@ -92,7 +92,7 @@ export async function storeStagedPayload(
   input: StagedPayloadInput,
   existing: boolean,
   mode: StageMode = 'replace',
-): Promise<{ status: 'created' | 'updated'; deferred: boolean }> {
+): Promise<{ status: 'created' | 'updated'; deferred: boolean; replaced?: boolean }> {
   const _id = processKey(input.importSupplier, input.externalAccountNumber);
   const payloads = stagedPayloadModel(models.AccountImportProcess.db);
   const packed = packText(input.payload);
@@ -131,10 +131,10 @@ export async function storeStagedPayload(
       await keepVersion();
       return { status: 'updated', deferred: true };
     }
-    await archiveCurrent(payloads, _id, input.payload, input.now);
+    const replaced = await archiveCurrent(payloads, _id, input.payload, input.now);
     await replacePayload();
     await markStaged();
-    return { status: 'updated', deferred: false };
+    return { status: 'updated', deferred: false, replaced };
   }
   const [payloadOutcome] = await retryTransient(() =>
     batchedInsert(payloads, [completeDocument(payloads, payloadDoc, input.now)]),
@@ -199,16 +199,17 @@ export async function promoteStagedPayload(
 /**
  * Before a staged payload is replaced, a copy is kept under its hash: a creation that started from it (and
  * was interrupted) must finish from the same payload. Re-staging is rare, so this read and insert are too.
+ * Returns whether other data was staged (so the stage replaces it: a re-stage in the account's timeline).
  */
 async function archiveCurrent(
   payloads: ReturnType<typeof stagedPayloadModel>,
   key: string,
   next: string,
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   const current = await payloads.findById(key).select({ payload: 1, stagedAt: 1, validatedWith: 1 }).lean();
   const text = current ? unpackText(current.payload) : null;
-  if (!current || text === null || text === next) return;
+  if (!current || text === null || text === next) return false;
   const doc = {
     _id: archiveKey(key, payloadHash(text)),
     payload: packText(text),
@@ -216,6 +217,7 @@ async function archiveCurrent(
     validatedWith: current.validatedWith ?? null,
   };
   await retryTransient(() => batchedInsert(payloads, [completeDocument(payloads, doc, now)]));
+  return true;
 }
 
 /** Concurrent upserts of one `_id` can both try the insert: the loser gets a duplicate key and, retried, updates. */

@@ -109,6 +109,8 @@ export function processEventFields(
     type,
     data: JSON.stringify(event.data),
     run: event.run ?? null,
+    ...(event.worker ? { worker: event.worker } : {}),
+    ...(event.queuedAt ? { queuedAt: event.queuedAt } : {}),
     body: type ? webhookBody(eventId, type, now, webhookData(process, event)) : null,
     dispatched: type === null || subscribed === false,
     writer: randomUUID(),

@@ -1,8 +1,10 @@
+import { hostname } from 'node:os';
 import {
   emptyState,
   foldEvent,
   onFinish,
   onStart,
+  type NewEvent,
   type ProcessError,
   type RunOutcome,
 } from '../../domain/import-process/state.js';
@@ -18,6 +20,8 @@ type CreationOutcome =
 export type RunIdentity = {
   id: string;
   taskId: number | null;
+  /** When the run's job was queued (ms; BullMQ's `job.timestamp`), recorded with its start for the timeline. */
+  queuedAt?: number;
   /** Told of every event recorded, for the webhook relay. */
   onRecorded?: (event: RecordedEvent) => void;
 };
@@ -29,6 +33,9 @@ const afterCreated = foldEvent(emptyState, 0, {
   data: {},
   run: null,
 });
+
+/** How a worker names itself in the history of the creations it runs: its host (a pod's name) and process. */
+export const WORKER_NAME = `${hostname()}:${process.pid}`;
 
 const FAILED: ProcessError = {
   code: 'account_creation_failed',
@@ -71,7 +78,7 @@ export class CreationRun {
         this.process,
         (state) => {
           const decision = onStart(state, this.run.id, this.run.taskId);
-          if ('start' in decision) return { event: decision.start, result: 'go' as const };
+          if ('start' in decision) return { event: this.started(decision.start), result: 'go' as const };
           if ('resume' in decision) return { event: null, result: 'go' as const };
           if (decision.skip === 'already_processed') return { event: null, result: 'go' as const };
           return { event: null, result: 'skip' as const };
@@ -86,6 +93,12 @@ export class CreationRun {
         return result;
       });
     return this.startDecision;
+  }
+
+  /** The STARTED event with who runs it: this worker, and when its job was queued. */
+  private started(event: NewEvent): NewEvent {
+    const queuedAt = this.run.queuedAt;
+    return { ...event, worker: WORKER_NAME, ...(queuedAt ? { queuedAt: new Date(queuedAt) } : {}) };
   }
 
   /** Records the run's outcome (after its start); outcomes that change nothing record nothing. */

@@ -221,6 +221,14 @@ export class CreationSlots {
     );
   }
 
+  /**
+   * A parked task's place in its organisation's line: how many of the organisation's tasks wait before it
+   * (null: not parked). Read only (an account's timeline).
+   */
+  async linePlace(organisationId: string, jobId: string): Promise<number | null> {
+    return this.redis.zrank(this.keys.parked(organisationId || UNKNOWN_ORGANISATION), jobId);
+  }
+
   /** The organisation whose parked task goes next (by weight in turn); null: nothing is parked. */
   async nextParkedOrganisation(): Promise<string | null> {
     const k = this.keys;

@@ -1,6 +1,11 @@
 import { emptyState, onStaged } from '../../domain/import-process/state.js';
 import type { Storage } from '../../storage/index.js';
-import type { ProcessRow, StagedPayloadInput, StageMode } from '../../storage/processes/import-processes.js';
+import {
+  payloadHash,
+  type ProcessRow,
+  type StagedPayloadInput,
+  type StageMode,
+} from '../../storage/processes/import-processes.js';
 import { processKey } from '../../storage/processes/process-key.js';
 
 export type StageOutcome =
@@ -46,5 +51,13 @@ export async function stageAccount(
       { assume: emptyState },
     );
   }
-  return storage.processes.storeStaged({ ...input, history: !existing }, existing !== null, mode);
+  const stored = await storage.processes.storeStaged(
+    { ...input, history: !existing },
+    existing !== null,
+    mode,
+  );
+  // A stage that replaced other data is a step of the account's timeline (its first stage is CREATED).
+  if (stored.replaced)
+    await storage.timeline.recordRestage(key, payloadHash(input.payload).slice(0, 16), input.now);
+  return stored;
 }
