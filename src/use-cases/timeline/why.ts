@@ -223,7 +223,7 @@ async function waitingStaged(deps: WhyDeps, input: WhyInput): Promise<Why> {
 }
 
 function noWorker(since: number, now: number): Why {
-  const s = Math.max(0, Math.round((now - since) / 1000));
+  const s = Math.max(0, Math.floor((now - since) / 1000));
   return why(
     'no_worker',
     `No worker is consuming the creation queue: due for ${s} s and not taken. Start the workers (the \`worker\` process).`,
