@@ -29,10 +29,14 @@ export function timelineFor(t: TestApp, headers: Record<string, string>, supplie
       const pages: TimelineBody[] = [];
       let cursor: string | null = null;
       do {
-        const query = `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
-        const res = await t.app.inject({ method: 'GET', url: url(external, query), headers });
+        const query: string = `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+        const res: Awaited<ReturnType<TestApp['app']['inject']>> = await t.app.inject({
+          method: 'GET',
+          url: url(external, query),
+          headers,
+        });
         if (res.statusCode !== 200) throw new Error(`timeline ${res.statusCode}: ${res.body}`);
-        const body = res.json<TimelineBody>();
+        const body: TimelineBody = res.json<TimelineBody>();
         pages.push(body);
         cursor = body.next;
       } while (cursor);

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { UsageError } from './http.js';
 import { closeClients, onSignals } from './commands/context.js';
 import { diffCommand } from './commands/diff.js';
+import { explainCommand } from './commands/explain.js';
 import { migrateCommand } from './commands/migrate.js';
 import { postImportCommand } from './commands/post-import.js';
 import { reconcileCommand } from './commands/reconcile.js';
@@ -42,6 +43,7 @@ for (const add of [
   migrateCommand,
   postImportCommand,
   statusCommand,
+  explainCommand,
   reconcileCommand,
   diffCommand,
 ])
