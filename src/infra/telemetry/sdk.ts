@@ -8,6 +8,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   trace,
+  type Context,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -24,6 +25,7 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   TracerProvider,
   type Sampler,
@@ -31,6 +33,12 @@ import {
 import { BullMQOtel } from 'bullmq-otel';
 import type { TracingConfig } from '../../config.js';
 import { logTraceIds } from '../../logger.js';
+
+/**
+ * BullMQ's own polling, a trace per poll were it kept: a worker's wait for its next job, the stall check and
+ * the lock renewals. Their spans (and the Redis calls under them) are not recorded when they start a trace.
+ */
+const QUEUE_LOOPS = /^(getNextJob|moveStalledJobsToWait|startStalledCheckTimer|extendLocks|rateLimit) /;
 
 /** Probes and scrapes make no traces. */
 const UNTRACED_PATHS = /^\/(healthz|readyz|metrics)(\/|\?|$)/;
@@ -83,7 +91,18 @@ export function startSdk(name: 'web' | 'worker' | 'client', config: TracingConfi
   };
 }
 
-function sampler({ sampler: kind, samplerRatio }: TracingConfig): Sampler {
+function sampler(config: TracingConfig): Sampler {
+  const configured = configuredSampler(config);
+  return {
+    shouldSample: (ctx: Context, traceId, name, ...rest) =>
+      !trace.getSpanContext(ctx) && QUEUE_LOOPS.test(name)
+        ? { decision: SamplingDecision.NOT_RECORD }
+        : configured.shouldSample(ctx, traceId, name, ...rest),
+    toString: () => `WithoutQueueLoops{${configured.toString()}}`,
+  };
+}
+
+function configuredSampler({ sampler: kind, samplerRatio }: TracingConfig): Sampler {
   const ratio = new TraceIdRatioBasedSampler(samplerRatio);
   switch (kind) {
     case 'always_on':
