@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Operations } from '../../src/use-cases/admin/operations.js';
 import { formatUtcDatetime } from '../../src/schemas/primitives.js';
@@ -110,6 +110,7 @@ async function rehearsal(env: BenchEnv, tag: string) {
         await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
       }
     })();
+    const load = loadavg()[0]!;
     const launched = Date.now();
     const client = await clientRun(baseUrl, key, e.template, tag, dir, { accounts: ACCOUNTS, args: [] });
     sampling = false;
@@ -122,6 +123,8 @@ async function rehearsal(env: BenchEnv, tag: string) {
       client_concurrency: client.concurrency,
       run_s: round((finish - start) / 1000, 1),
       client_start_up_s: round((start - launched) / 1000, 1),
+      // The machine's 1-minute load average as the rehearsal started and ended (2 cores: above 2, others wait).
+      load_average: [round(load, 1), round(loadavg()[0]!, 1)],
       ...judge(samples, start, finish),
     };
   } finally {
@@ -150,8 +153,8 @@ async function runBounds(events: Events) {
 /**
  * Every sample from FROM_DONE of the cohort done until the last account (then the projection is the read's own
  * time, no longer a projection): |projected − actual| over the run (start to actual finish) and over the time
- * left at the sample (the sample to the actual finish); max and p90, and the max per 5 % of done. A sample
- * without a projection counts as wrong by the whole run.
+ * left at the sample (the sample to the actual finish, at least a second: the projection's resolution); max and
+ * p90, and the max per 5 % of done. A sample without a projection counts as wrong by the whole run.
  */
 function judge(samples: Sample[], start: number, finish: number) {
   const run = finish - start;
@@ -168,7 +171,7 @@ function judge(samples: Sample[], start: number, finish: number) {
         t_s: round((s.at - start) / 1000, 1),
         projected_minus_actual_s: s.projected === null ? null : round((s.projected - finish) / 1000, 1),
         of_run_pct: round((off / run) * 100, 1),
-        of_left_pct: round((off / Math.max(1, finish - s.at)) * 100, 1),
+        of_left_pct: round((off / Math.max(1_000, finish - s.at)) * 100, 1),
         old_rule_of_run_pct: round((oldOff / run) * 100, 1),
         in_window: s.inWindow,
       };
