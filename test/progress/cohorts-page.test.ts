@@ -224,6 +224,29 @@ describe('the cohort page', () => {
         );
         expect(readdirSync(downloads)).toEqual([`${SUPPLIER}-ERRORED-account_failed_validation.csv`]);
 
+        // The account's number links to its timeline: every step, and why it is where it is (its failure).
+        await page.click('#accounts a[data-timeline="COH-E-1"]');
+        await waitFor(
+          async () => (await rows(page, '#timeline')).some((r) => r[1] === 'failed'),
+          'the failed account’s timeline',
+        );
+        expect((await rows(page, '#timeline')).map((r) => r[1])).toEqual([
+          'staged',
+          'queued',
+          'started',
+          'failed',
+        ]);
+        expect(await page.$eval('#timeline-why', (p) => p.getAttribute('data-code'))).toBe('failed');
+        expect(await page.$eval('#timeline-why', (p) => p.textContent)).toMatch(
+          /^Now ERRORED: Failed with account_failed_validation at billing_postcode/,
+        );
+        expect(await page.evaluate('document.activeElement?.id')).toBe('timeline-title');
+        await page.screenshot({ path: join(out, 'timeline.png'), fullPage: true });
+        await page.click('#close-timeline');
+        expect(await page.$eval('#timeline-view', (v) => (v as unknown as { hidden: boolean }).hidden)).toBe(
+          true,
+        );
+
         // The processed accounts, from their count.
         await page.click('button[data-key="count:PROCESSED"]');
         await waitFor(async () => (await rows(page, '#accounts')).length === 5, 'the processed accounts');

@@ -4,6 +4,7 @@
 import { $, el, messageOf, problem, tbody } from './cohorts-dom.client.js';
 import { api, supplierPath } from './cohorts-session.client.js';
 import { LABELS, state } from './cohorts-state.client.js';
+import { timelineLink } from './cohorts-timeline.client.js';
 
 /** @import { Account, AccountsPage, Drill, Shown } from './cohorts-state.client.js' */
 
@@ -16,10 +17,10 @@ function accountsPath(drill, cursor) {
     (cursor ? '&cursor=' + encodeURIComponent(cursor) : '');
   return supplierPath(drill.supplier) + 'accounts/?' + q;
 }
-/** @param {Account} a */
-function accountRow(a) {
+/** An account of the list, its number a link to its timeline. @param {string} supplier @param {Account} a */
+function accountRow(supplier, a) {
   return el('tr', { 'data-account': a.external_account_number }, [
-    el('th', { scope: 'row', text: a.external_account_number }),
+    el('th', { scope: 'row' }, [timelineLink(supplier, a.external_account_number)]),
     el('td', { text: a.status }),
     el('td', { text: a.kraken_identifier || '—' }),
     el('td', { text: a.latest_error ? a.latest_error.code : '—' }),
@@ -45,7 +46,10 @@ export async function loadAccounts(more) {
   try {
     /** @type {AccountsPage} */
     var page = await api(accountsPath(drill, more ? drill.next : null));
-    var rows = page.results.map(accountRow);
+    var supplier = drill.supplier;
+    var rows = page.results.map(function (a) {
+      return accountRow(supplier, a);
+    });
     if (more) tbody('accounts').append.apply(tbody('accounts'), rows);
     else
       tbody('accounts').replaceChildren.apply(

@@ -4,7 +4,7 @@
 /**
  * The elements the page uses as more than an HTMLElement, by id.
  * @typedef {{ 'api-key': HTMLInputElement, download: HTMLButtonElement, 'per-minute': HTMLCanvasElement,
- *   suppliers: HTMLTableElement, failures: HTMLTableElement, accounts: HTMLTableElement,
+ *   suppliers: HTMLTableElement, failures: HTMLTableElement, accounts: HTMLTableElement, timeline: HTMLTableElement,
  *   'plan-resume': HTMLButtonElement, 'plan-chart': HTMLCanvasElement }} Elements
  */
 
@@ -17,7 +17,7 @@
 export function $(id) {
   return /** @type {any} */ (document.getElementById(id));
 }
-/** The body of one of the page's tables. @param {'suppliers' | 'failures' | 'accounts'} id */
+/** The body of one of the page's tables. @param {'suppliers' | 'failures' | 'accounts' | 'timeline'} id */
 export function tbody(id) {
   return /** @type {HTMLTableSectionElement} */ ($(id).tBodies[0]);
 }

@@ -114,6 +114,18 @@ export const cohortsHtml = `<!doctype html>
     </table>
     <button id="more" type="button" hidden>Load more</button>
   </section>
+  <section id="timeline-view" hidden aria-labelledby="timeline-title">
+    <h2 id="timeline-title" tabindex="-1"></h2>
+    <p id="timeline-why" class="why"></p>
+    <div class="actions">
+      <button id="close-timeline" type="button">Close</button>
+    </div>
+    <table id="timeline">
+      <thead><tr><th scope="col">At</th><th scope="col">Step</th><th scope="col" class="num">Took</th><th scope="col">What</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <button id="timeline-more" type="button" hidden>Load more</button>
+  </section>
 </main>
 </body>
 </html>
@@ -161,7 +173,8 @@ tr.selected { background: #f3f8ff; }
 .actions { display: flex; gap: .5rem; margin-bottom: .5rem; }
 td.buttons { white-space: nowrap; }
 td.buttons button + button { margin-left: .5rem; }
-#more { margin-top: .5rem; }
+#more, #timeline-more { margin-top: .5rem; }
+.why { font-weight: 600; }
 h4 { font-size: .95rem; margin: .25rem 0 .5rem; }
 .plan { border: 1px solid var(--line); border-radius: 6px; padding: .25rem .75rem .5rem; margin: 0 0 1rem; }
 .plan-grid { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.2fr); gap: 1.5rem; }

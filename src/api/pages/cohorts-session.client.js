@@ -86,7 +86,7 @@ export function signOut(message) {
   setToken(null);
   clearTimeout(state.timer);
   resetState();
-  ['suppliers-view', 'supplier-view', 'accounts-view'].forEach(function (id) {
+  ['suppliers-view', 'supplier-view', 'accounts-view', 'timeline-view'].forEach(function (id) {
     $(id).hidden = true;
   });
   $('sign-out').hidden = true;

@@ -50,7 +50,7 @@ export type StepRecords = {
 const pad = (n: number) => String(n).padStart(6, '0');
 /** The history's steps: `:0` a v1 create's queueing, `:1` the event's own step, `:2` a task's queueing. */
 const eventId = (seq: number, part: 0 | 1 | 2) => `e:${pad(seq)}:${part}`;
-const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);
 
 type Parsed = TimelineEvent & { fields: Record<string, unknown> };
 
