@@ -190,6 +190,7 @@ describe('every request example of the document, sent to the running service in 
     resumeCohortPlan: 200,
     getAccountReconciliation: 200,
     reconcileAccounts: 200,
+    getAccountTimeline: 200,
     getCatalogue: 200,
   };
 

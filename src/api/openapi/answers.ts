@@ -10,6 +10,7 @@ import {
   reconciledV1,
   reconciledV2,
 } from './guide-outcome.js';
+import { timelineExample } from './timeline-example.js';
 
 const { creation_slots: _slots, ...withoutSlots } = demoProgressSummary;
 void _slots;
@@ -360,6 +361,7 @@ export const answers: Record<string, Record<string, unknown>> = {
     400: tooLong('external_account_number'),
     404: v2NotFound,
   },
+  getAccountTimeline: { 200: timelineExample, 404: v2NotFound },
   getAccountReconciliation: {
     200: reconciledV1,
     400: tooLong('external_account_number'),
