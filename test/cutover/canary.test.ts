@@ -81,9 +81,15 @@ describe('the canary', () => {
       await until(async () => (await accounts()) === COHORT, 'every account to be created', 240_000);
       const models = t.app.db.models;
       // Exactly one PROCESSED per account, at its fourth position (CREATED, SCHEDULED, STARTED, PROCESSED).
-      const processed = await Promise.all(
-        externals.map((e) => models.ImportEvent.findById(processEventId(processKey(SUPPLIER, e), 3)).lean()),
-      );
+      // (An account is written before its PROCESSED event: wait for the last events to land.)
+      const processed = await until(async () => {
+        const docs = await Promise.all(
+          externals.map((e) =>
+            models.ImportEvent.findById(processEventId(processKey(SUPPLIER, e), 3)).lean(),
+          ),
+        );
+        return docs.every((doc) => doc) ? docs : null;
+      }, 'every account’s fourth event');
       expect(processed.map((doc) => doc?.event)).toEqual(externals.map(() => 'PROCESSED'));
       const after = await Promise.all(
         externals.map((e) => models.ImportEvent.exists({ _id: processEventId(processKey(SUPPLIER, e), 4) })),

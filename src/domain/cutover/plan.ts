@@ -102,13 +102,25 @@ export function parsePlanBody(
 /** The projection's rate window: the last 5 minutes (a run younger than that: the run). */
 export const RATE_WINDOW_MS = 5 * 60_000;
 
+/** The recent part of a run the projection's rate is measured over: a quarter to a half of its age, at most this. */
+export const RECENT_SPACING_MAX_MS = RATE_WINDOW_MS / 2;
+
+/** A stretch of a run: how long ago it began (ms) and the plan's accounts finished in it. */
+export type RunStretch = { ageMs: number; finished: number };
+
 /**
- * Accounts finished per minute for the projection. `inWindow`: those finished in the last `RATE_WINDOW_MS`;
- * `run`: the plan's current run (its first admission's age, the plan's accounts it finished). A run younger than
- * the window is measured over its own age, not the whole window: a cohort one minute old at 100 a minute is 100,
- * not 20. An older run, or none (creations the plan did not admit), is measured over the window.
+ * Accounts finished per minute for the projection. `recent`: the recent part of the plan's current run (from a
+ * checkpoint a quarter to a half of the run's age ago, at most 2 × `RECENT_SPACING_MAX_MS`), so that a run's slow
+ * start (a client ramping up, caches warming) does not weigh on the pace it keeps now; `run`: the whole current
+ * run (from its first admission), when no checkpoint is old enough yet; `inWindow`: the supplier's accounts
+ * finished in the last `RATE_WINDOW_MS`, when the plan admitted none of them (creations it did not admit).
  */
-export function recentPerMinute(inWindow: number, run: { ageMs: number; finished: number } | null): number {
+export function recentPerMinute(
+  inWindow: number,
+  run: RunStretch | null,
+  recent: RunStretch | null = null,
+): number {
+  if (recent && recent.ageMs > 0 && recent.finished > 0) return recent.finished / (recent.ageMs / 60_000);
   if (run && run.ageMs > 0 && run.ageMs < RATE_WINDOW_MS && run.finished > 0) {
     return run.finished / (run.ageMs / 60_000);
   }
@@ -140,7 +152,9 @@ export function project({ expected, done, perMinute, windowEnd, now }: Projectio
   const percent = Math.min(100, Math.round((done / expected) * 1000) / 10);
   let finishMs: number | null = null;
   if (remaining === 0) finishMs = now.getTime();
-  else if (perMinute > 0) finishMs = now.getTime() + Math.ceil((remaining / perMinute) * 60) * 1000;
+  // To the nearest second (the format's resolution).
+  else if (perMinute > 0)
+    finishMs = Math.round((now.getTime() + (remaining / perMinute) * 60_000) / 1000) * 1000;
   const projectedFinish = finishMs === null ? null : formatUtcDatetime(new Date(finishMs));
   const atRisk = windowEnd === null || finishMs === null ? null : finishMs > Date.parse(windowEnd);
   return { percent, remaining, projectedFinish, atRisk };

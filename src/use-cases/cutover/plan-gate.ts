@@ -1,4 +1,4 @@
-import type { CohortPlan, PauseReason } from '../../domain/cutover/plan.js';
+import type { CohortPlan, PauseReason, RunStretch } from '../../domain/cutover/plan.js';
 import type { RedisClient } from '../../infra/redis.js';
 import { redisKeys } from '../../infra/redis-keys.js';
 import { withPlanCommands, type PlanCommands } from './plan-scripts.js';
@@ -53,7 +53,9 @@ export type PlanState = {
    * The current run (admissions with no gap of `RUN_GAP_MS`), for the projection's rate: how long ago its first
    * admission was (on Redis's clock) and the plan's accounts it finished so far. Null before any admission.
    */
-  run: { ageMs: number; finished: number } | null;
+  run: RunStretch | null;
+  /** The recent part of the run (from its older checkpoint, see `plan-scripts.ts`); null until there is one. */
+  recent: RunStretch | null;
 };
 
 /** The supplier of a slot member (a process key: `<supplier>/<external>`). */
@@ -170,6 +172,13 @@ export class PlanGate {
             finished: Number(h.processed ?? 0) + Number(h.errored ?? 0) - Number(h.run_done ?? 0),
           }
         : null,
+      recent:
+        h.run_at && Number(h.ck1_at) >= Number(h.run_at)
+          ? {
+              ageMs: Math.max(0, now - Number(h.ck1_at)),
+              finished: Number(h.processed ?? 0) + Number(h.errored ?? 0) - Number(h.ck1_done ?? 0),
+            }
+          : null,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { RATE_WINDOW_MS } from '../../domain/cutover/plan.js';
+import { RATE_WINDOW_MS, RECENT_SPACING_MAX_MS } from '../../domain/cutover/plan.js';
 import type { RedisClient } from '../../infra/redis.js';
 
 /**
@@ -11,7 +11,10 @@ import type { RedisClient } from '../../infra/redis.js';
  *   creations (`processed`, `errored`), `approved` ('1' once the canary is approved), and the transitions
  *   (`pauses`, `risks`: how many there were, the cohort events' numbers; `at_risk` '1' while at risk), and the
  *   current run for the projection's rate: `run_at` (ms) the first admission after none for `RUN_GAP_MS`,
- *   `run_done` the plan's finished creations (`processed` + `errored`) then, `admitted_at` the last admission.
+ *   `run_done` the plan's finished creations (`processed` + `errored`) then, `admitted_at` the last admission;
+ *   and two checkpoints of the run (`ck1_at`/`ck1_done` older, `ck2_at`/`ck2_done` newer: when, and the plan's
+ *   finished creations then), rolled as creations finish so that `ck1` stays a quarter to a half of the run's age
+ *   back (at most 2 × `RECENT_SPACING_MAX_MS`): the recent rate is measured from it.
  * - `in-flight` set: the creations admitted and not finished (a slot member each: the process key).
  * - `recent` list: the last `over` finished outcomes, newest first ('' for PROCESSED, else the error code).
  */
@@ -41,7 +44,9 @@ if canary > 0 and redis.call('HGET', KEYS[1], 'approved') ~= '1' then
   if num('processed') + redis.call('SCARD', KEYS[2]) >= canary then return {2, 'canary', 0} end
 end
 if now - num('admitted_at') > ${RUN_GAP_MS} then
-  redis.call('HSET', KEYS[1], 'run_at', now, 'run_done', num('processed') + num('errored'))
+  local fin = num('processed') + num('errored')
+  redis.call('HSET', KEYS[1], 'run_at', now, 'run_done', fin, 'ck1_at', 0, 'ck1_done', 0, 'ck2_at', now,
+    'ck2_done', fin)
 end
 redis.call('HSET', KEYS[1], 'admitted_at', now)
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -60,6 +65,14 @@ ${PAUSE_FN}
 if redis.call('SREM', KEYS[2], ARGV[1]) == 0 or ARGV[2] == 'none' then return {0, '', 0, 0, 0, ''} end
 if ARGV[2] == 'ok' then redis.call('HINCRBY', KEYS[1], 'processed', 1)
 else redis.call('HINCRBY', KEYS[1], 'errored', 1) end
+local runAt = num('run_at')
+if runAt > 0 then
+  local spacing = math.max(1000, math.min(math.floor((now - runAt) / 4), ${RECENT_SPACING_MAX_MS}))
+  if now - num('ck2_at') >= spacing then
+    redis.call('HSET', KEYS[1], 'ck1_at', num('ck2_at'), 'ck1_done', num('ck2_done'), 'ck2_at', now,
+      'ck2_done', num('processed') + num('errored'))
+  end
+end
 local over, pct = num('over'), num('pct')
 if over > 0 then
   redis.call('LPUSH', KEYS[3], ARGV[2] == 'ok' and '' or ARGV[3])

@@ -141,8 +141,8 @@ export async function planProgress(deps: Pick<PlanDeps, 'storage' | 'gate'>, cod
     (sum, s) => sum + Math.max(0, counts[s] ?? 0),
     0,
   );
-  // Finished accounts (PROCESSED and errored) per minute over the last 5 minutes, or over the plan's run when
-  // it is younger (its own counters: no scan).
+  // Finished accounts (PROCESSED and errored) per minute over the recent part of the plan's run, or over the
+  // whole run when it is too young for one, or over the last 5 minutes (its own counters: no scan).
   const { processedIn } = ratesOf(
     minutes.map((m) => ({ P: m.P + m.E })),
     now,
@@ -150,7 +150,11 @@ export async function planProgress(deps: Pick<PlanDeps, 'storage' | 'gate'>, cod
   const projection = project({
     expected: read.plan.expectedAccounts,
     done,
-    perMinute: recentPerMinute(processedIn(RATE_WINDOW_MS / 60_000), read.state?.run ?? null),
+    perMinute: recentPerMinute(
+      processedIn(RATE_WINDOW_MS / 60_000),
+      read.state?.run ?? null,
+      read.state?.recent ?? null,
+    ),
     windowEnd: read.plan.windowEnd,
     now,
   });
