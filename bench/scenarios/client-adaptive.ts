@@ -7,6 +7,7 @@ import { childEnv, startProcess, type Child } from '../../test/creation/processe
 import { createPgDatabase, PG_URL, startFerretDbOnPostgres } from '../../test/support/postgres.js';
 import { freePort, startRedisCluster, waitForPort, type LocalServer } from '../../test/support/processes.js';
 import { startHaproxy } from '../capacity-env.js';
+import { startWebAndWorker } from '../web-worker.js';
 import { creationEnv } from '../creation-env.js';
 import { benchConfig, round, type BenchEnv, type Scenario } from '../support.js';
 import { clientRun } from './client.js';
@@ -103,19 +104,13 @@ async function singleService(env: BenchEnv): Promise<Service> {
   const e = await creationEnv(config, { workers: false, payload: 'realistic' });
   const key = (await new Operations(e.app.storage, config.API_KEY_HASH_SECRET).createApiKey('Bench Org'))
     .api_key;
-  const port = await freePort();
-  const base = childEnv(config);
-  const children = [
-    startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' }),
-    startProcess('worker', base),
-  ];
-  await waitForPort(port);
+  const service = await startWebAndWorker(config);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: service.baseUrl,
     key,
     template: e.template,
     stop: async () => {
-      await Promise.all(children.map((c) => c.stop()));
+      await service.stop();
       await e.close();
     },
   };

@@ -3,10 +3,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Operations } from '../../src/use-cases/admin/operations.js';
 import { formatUtcDatetime } from '../../src/schemas/primitives.js';
-import { childEnv, startProcess } from '../../test/creation/processes.js';
-import { freePort, waitForPort } from '../../test/support/processes.js';
 import { creationEnv, SUPPLIER } from '../creation-env.js';
 import { percentile, round, type BenchEnv, type Scenario } from '../support.js';
+import { startWebAndWorker } from '../web-worker.js';
 import { clientRun } from './client.js';
 
 /** The cohort: `BENCH_PROJECTION_ACCOUNTS` realistic accounts (default 2,000, issue 47's rehearsal). */
@@ -72,16 +71,10 @@ async function rehearsal(env: BenchEnv, tag: string) {
   const e = await creationEnv(config, { workers: false, payload: 'realistic' });
   const key = (await new Operations(e.app.storage, config.API_KEY_HASH_SECRET).createApiKey('Bench Org'))
     .api_key;
-  const port = await freePort();
-  const base = childEnv(config);
-  const children = [
-    startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' }),
-    startProcess('worker', base),
-  ];
+  const service = await startWebAndWorker(config);
   const dir = mkdtempSync(join(tmpdir(), 'bench-cutover-projection-'));
   try {
-    await waitForPort(port);
-    const baseUrl = `http://127.0.0.1:${port}`;
+    const { baseUrl } = service;
     const suppliers = `${baseUrl}/v2/data-import/import-suppliers/${SUPPLIER}`;
     const windowEnd = formatUtcDatetime(new Date(Math.ceil((Date.now() + 3 * 3600_000) / 1000) * 1000));
     const put = await fetch(`${suppliers}/plan/`, {
@@ -128,7 +121,7 @@ async function rehearsal(env: BenchEnv, tag: string) {
       ...judge(samples, start, finish),
     };
   } finally {
-    await Promise.all(children.map((c) => c.stop()));
+    await service.stop();
     await e.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,9 +1,8 @@
 import { Redis } from 'ioredis';
-import { freePort, waitForPort } from '../../test/support/processes.js';
-import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { creationEnv, httpCreationClient, pool, SUPPLIER, TEAM } from '../creation-env.js';
 import { startServiceProcesses } from '../scheduled-env.js';
 import { cpuMeter, round, type BenchEnv, type Scenario } from '../support.js';
+import { startWebAndWorker } from '../web-worker.js';
 
 /** Realistic accounts per run: `BENCH_FAIR_ACCOUNTS` (default 1,000). */
 const ACCOUNTS = Number(process.env.BENCH_FAIR_ACCOUNTS ?? 1_000);
@@ -97,10 +96,7 @@ function configFor(env: BenchEnv, mode: Mode) {
 async function runV1(env: BenchEnv, mode: Mode) {
   const config = configFor(env, mode);
   const e = await creationEnv(config, { workers: false, payload: 'realistic' });
-  const port = await freePort();
-  const base = childEnv(config);
-  const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
-  const worker = startProcess('worker', base);
+  const { port, web, worker, stop } = await startWebAndWorker(config);
   const client = httpCreationClient({
     ports: [port],
     headers: e.headers,
@@ -108,7 +104,6 @@ async function runV1(env: BenchEnv, mode: Mode) {
     inFlight: LIMIT,
   });
   try {
-    await waitForPort(port);
     await pool(
       Array.from({ length: WARM_UP }, (_, i) => `FW-${i}`),
       LIMIT,
@@ -135,7 +130,7 @@ async function runV1(env: BenchEnv, mode: Mode) {
     };
   } finally {
     client.close();
-    await Promise.all([web.stop(), worker.stop()]);
+    await stop();
     await e.close();
   }
 }

@@ -1,9 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort, waitForPort } from '../../test/support/processes.js';
-import { childEnv, startProcess } from '../../test/creation/processes.js';
 import { creationEnv, httpCreationClient, pool } from '../creation-env.js';
 import { cpuMeter, round, type BenchEnv, type Scenario } from '../support.js';
+import { startWebAndWorker } from '../web-worker.js';
 
 /** Realistic accounts per run: `BENCH_TRACING_ACCOUNTS` (default 1,000). */
 const ACCOUNTS = Number(process.env.BENCH_TRACING_ACCOUNTS ?? 1_000);
@@ -104,7 +103,6 @@ async function startReceiver() {
 async function runV1(env: BenchEnv, mode: Mode, receiver: Awaited<ReturnType<typeof startReceiver>>) {
   const config = env.config({ ACCOUNT_CREATION_CONCURRENCY: String(LIMIT) });
   const e = await creationEnv(config, { workers: false, payload: 'realistic' });
-  const port = await freePort();
   const tracing: Record<string, string> = (
     {
       on: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
@@ -116,9 +114,7 @@ async function runV1(env: BenchEnv, mode: Mode, receiver: Awaited<ReturnType<typ
       off: {},
     } as Record<Mode, Record<string, string>>
   )[mode];
-  const base = childEnv(config, tracing);
-  const web = startProcess('web', { ...base, PORT: String(port), HOST: '127.0.0.1' });
-  const worker = startProcess('worker', base);
+  const { port, web, worker, stop } = await startWebAndWorker(config, tracing);
   const client = httpCreationClient({
     ports: [port],
     headers: e.headers,
@@ -126,7 +122,6 @@ async function runV1(env: BenchEnv, mode: Mode, receiver: Awaited<ReturnType<typ
     inFlight: LIMIT,
   });
   try {
-    await waitForPort(port);
     await pool(
       Array.from({ length: WARM_UP }, (_, i) => `TW-${i}`),
       LIMIT,
@@ -158,7 +153,7 @@ async function runV1(env: BenchEnv, mode: Mode, receiver: Awaited<ReturnType<typ
     };
   } finally {
     client.close();
-    await Promise.all([web.stop(), worker.stop()]);
+    await stop();
     await e.close();
   }
 }
