@@ -236,6 +236,21 @@ try {
     process.exitCode = err instanceof OperatorError ? 1 : 3;
   }
 } finally {
-  redis?.disconnect();
+  await closeRedis(redis);
   await storage?.close();
+}
+
+/**
+ * Closes the Redis client once the commands it still holds are answered (a Redis Cluster client may still be
+ * connecting when a command ends early, on an error: a disconnect then rejects what it queued, and Node prints
+ * each rejection as a stack trace after the command's one line), within 2 s.
+ */
+async function closeRedis(client: RedisClient | undefined): Promise<void> {
+  if (!client) return;
+  const quit = client.quit().then(
+    () => undefined,
+    () => undefined,
+  );
+  await Promise.race([quit, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  client.disconnect();
 }
