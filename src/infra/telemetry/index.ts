@@ -24,8 +24,9 @@ let running: Running | undefined;
  */
 export async function startTracing(
   name: ProcessName,
-  env: Record<string, string | undefined> = process.env,
+  env?: Record<string, string | undefined>,
 ): Promise<boolean> {
+  // Without `env`, the config module reads the process's environment.
   const config = loadTracingConfig(env);
   if (!config.enabled || running) return running !== undefined;
   const { startSdk } = await import('./sdk.js');

@@ -234,8 +234,9 @@ export class CreateRequests {
    */
   private async giveBack(member: string, admitted = false): Promise<void> {
     await this.slots.release(member).catch(() => undefined); // silent-ok: the slot lapses after its lease
-    // silent-ok: an admission left behind only holds one canary place back until the account's next creation
-    if (admitted) await this.plans.settle(member, 'none').catch(() => undefined);
+    if (!admitted) return;
+    // An admission left behind only holds one canary place back until the account's next creation.
+    await this.plans.settle(member, 'none').catch(() => undefined); // silent-ok: holds one canary place at most
   }
 
   private async chooseJob(

@@ -194,8 +194,8 @@ async function acceptCreation(
   // A v1 create's start is recorded alongside the reads below (its outcome is recorded after it: `finish`
   // waits for it).
   const started = run?.begin();
-  // silent-ok: awaited below for a task, else by `finish`; this only keeps an early failure from going unhandled
-  started?.catch(() => undefined);
+  // Awaited below for a task, else by `finish`: this only keeps an early failure from going unhandled.
+  started?.catch(() => undefined); // silent-ok: awaited again below
   if (input.run?.taskId != null && (await started) === 'skip') return refuse('task_superseded');
   if (process.skipped) return refuse('account_import_process_skipped');
   if (!process.stagedAt) return refuse('import_process_does_not_exist');

@@ -146,9 +146,8 @@ export class EndpointPlaces {
             // name, the same as the one just taken; a hand-over here is another's, and the one taken goes back.
             const handed = me.given && (await me.given) ? state.held.get(key) : undefined;
             if (!handed) this.hold(endpointId, delivery, { member: delivery, until: from + this.leaseMs });
-            // silent-ok: the lease not given back lapses on its own.
             else if (handed.member !== delivery)
-              await this.fleet.releaseSlot(endpointId, delivery).catch(() => undefined);
+              await this.fleet.releaseSlot(endpointId, delivery).catch(() => undefined); // silent-ok: the lease lapses
             return true;
           }
         }
@@ -243,8 +242,7 @@ export class EndpointPlaces {
         const at = kept.indexOf(entry);
         if (at >= 0) kept.splice(at, 1);
         if (kept.length === 0 && idle.get(endpointId) === kept) idle.delete(endpointId);
-        // silent-ok: the lease not given back lapses on its own.
-        void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+        void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined); // silent-ok: the lease lapses
       }, this.keepIdleMs),
     };
     entry.timer.unref();

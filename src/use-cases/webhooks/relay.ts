@@ -46,16 +46,17 @@ export async function relayEvents(
   );
   const spec = jobCatalog['dispatch-event'];
   await Promise.all(
-    pending.map((event) =>
-      queue
-        .add(
+    pending.map(async (event) => {
+      try {
+        await queue.add(
           'dispatch-event',
           { eventKey: event._id, requestId },
           { ...spec.options, ...retention, jobId: jobId('dispatch', event.eventId) },
-        )
+        );
+      } catch {
         // silent-ok: left undispatched in the outbox, which the sweep queues later.
-        .catch(() => undefined),
-    ),
+      }
+    }),
   );
 }
 

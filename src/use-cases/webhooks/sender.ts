@@ -109,8 +109,7 @@ const KEEP_ALIVE_MS = 2_000;
  */
 const agents = new LRUCache<string, Agent>({
   max: 256,
-  // silent-ok: an agent that fails to close has no delivery left on it.
-  dispose: (agent) => void agent.close().catch(() => undefined),
+  dispose: (agent) => void agent.close().catch(() => undefined), // silent-ok: no delivery left on it
 });
 
 function agentFor(target: CheckedUrl, connectTimeoutMs: number): Agent {
