@@ -1,6 +1,5 @@
 import { defaultCatalogue, defaultCatalogueValues } from '../../vocabulary/catalogue.js';
 import { validateAccount } from '../../domain/validation/index.js';
-import { errorCatalogue, type ErrorCode } from '../http/errors.js';
 import { EXAMPLE_ACCOUNT, EXAMPLE_SUPPLIER } from './account-example.js';
 import { EXAMPLE_V2_ACCOUNT, examples } from './examples.js';
 import {
@@ -11,6 +10,8 @@ import {
   reconciledV2,
 } from './guide-outcome.js';
 import { timelineExample } from './timeline-example.js';
+import { error, fieldError } from './answer-bodies.js';
+import { planAnswers } from './plan-answers.js';
 
 const { creation_slots: _slots, ...withoutSlots } = demoProgressSummary;
 void _slots;
@@ -29,13 +30,6 @@ export function validatedAccountExample(): unknown {
   return result.data;
 }
 
-const error = (code: ErrorCode, extra: Record<string, unknown> = {}) => ({
-  detail: errorCatalogue[code].detail,
-  code,
-  ...extra,
-});
-const fieldError = (code: ErrorCode, errors: Array<{ detail: string; code: string; attr: string }>) =>
-  error(code, { errors });
 /** A path parameter longer than the schemas allow. */
 const tooLong = (attr: string) =>
   fieldError('request_failed_validation', [
@@ -78,31 +72,6 @@ const processed = {
   latest_error: null,
 };
 const v2NotFound = error('not_found');
-
-/** The guide's cohort plan of DEMO (docs/api.md, Cohort plan), as declared, then paused by an operator. */
-const demoPlan = {
-  import_supplier_code: EXAMPLE_SUPPLIER,
-  expected_accounts: 2000,
-  schedule_window_start: null,
-  schedule_window_end: null,
-  canary_accounts: 50,
-  breaker: { error_percent: 5, over_accounts: 200 },
-  status: 'ACTIVE',
-  pause: null,
-  canary_approved: false,
-  counts: { processed: 0, errored: 0, in_flight: 0 },
-  updated_at: '2026-11-24T00:13:00Z',
-};
-const demoPlanPaused = {
-  ...demoPlan,
-  status: 'PAUSED',
-  pause: {
-    reason: 'operator',
-    detail: 'Waiting for the billing freeze',
-    since: '2026-11-24T00:13:05Z',
-    codes: [],
-  },
-};
 
 export const answers: Record<string, Record<string, unknown>> = {
   obtainToken: {
@@ -281,16 +250,7 @@ export const answers: Record<string, Record<string, unknown>> = {
     },
     404: error('import_supplier_not_found'),
   },
-  putCohortPlan: {
-    200: demoPlan,
-    400: fieldError('request_failed_validation', [
-      { detail: 'This field is required.', code: 'required', attr: 'expected_accounts' },
-    ]),
-    404: error('import_supplier_not_found'),
-  },
-  getCohortPlan: { 200: demoPlanPaused, 404: error('import_supplier_not_found') },
-  pauseCohortPlan: { 200: demoPlanPaused, 404: error('import_supplier_not_found') },
-  resumeCohortPlan: { 200: demoPlan, 404: error('import_supplier_not_found') },
+  ...planAnswers,
   listImportSuppliers: {
     200: {
       results: [demoProgressSummary],
