@@ -35,8 +35,12 @@ beforeAll(async () => {
   b = await organisation(t, 'Small Org', 'FAIR_B');
   slots = new CreationSlots(t.app.redis, t.config);
   // Two worker processes' worth of concurrency (2 × 50): the limit, not the workers, binds.
-  for (let i = 0; i < 2; i++) workers.push(await startTestWorkers(t.config));
+  await replaceWorkers(t.config, 2);
 });
+async function replaceWorkers(config: typeof t.config, count: number) {
+  for (const w of workers.splice(0)) await w.stop();
+  for (let i = 0; i < count; i++) workers.push(await startTestWorkers(config));
+}
 afterAll(async () => {
   for (const w of workers) await w.stop();
   await t?.close();
@@ -85,6 +89,10 @@ describe('fair share of the creation limit', () => {
     'two flooding organisations share the limit 1:1, then 2:1 once a weight is set (effective within 5 s), each within ±10 %',
     { timeout: 900_000 },
     async () => {
+      // The limit must bind for shares to mean anything: with one worker of 10 the creations queue in
+      // BullMQ while they hold their slots (waiting costs no CPU), so every slot is held whatever the pace of
+      // this one process; with 2 × 50 workers the process's own CPU, not the limit, paced the floods.
+      await replaceWorkers({ ...t.config, WORKER_CONCURRENCY: 10 }, 1);
       const floods = [await flood(t, a, 80, 'A-W'), await flood(t, b, 80, 'B-W')];
       try {
         await until(async () => (await slots.inFlight()) >= LIMIT - 2, 'the floods to hold the limit');
@@ -113,6 +121,7 @@ describe('fair share of the creation limit', () => {
         expect(Math.max(even.peak, weighted.peak)).toBeLessThanOrEqual(LIMIT);
       } finally {
         for (const f of floods) await f.stop();
+        await replaceWorkers(t.config, 2);
       }
       // `org set-weight` writes Redis at once too, and `org show` tells the weight and the share.
       const shares = new FairShareOperations(t.app.storage, t.app.redis, t.config);
