@@ -9,6 +9,8 @@ import {
   MAX_PROBE_WINDOWS,
   PROBE_WINDOWS,
 } from '../../src/cli/client/concurrency.js';
+import { CreateGate } from '../../src/cli/client/create-gate.js';
+import { Interrupted } from '../../src/cli/client/stop.js';
 import { validAccountPayload } from '../domain/fixtures.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { clientTenant, readResults, runClient, startService } from './support.js';
@@ -167,6 +169,30 @@ describe('adaptive concurrency', () => {
   });
 });
 
+describe('the creates’ gate', () => {
+  it('lets creates in up to the share the last answer named, wakes them as answers come, ends waits on a stop', async () => {
+    const gate = new CreateGate();
+    // Nothing known yet: nothing waits.
+    for (let i = 0; i < 3; i++) await gate.enter();
+    gate.leave(2);
+    gate.leave(2);
+    // One in flight, a share of 2: one more enters, the next waits for an answer.
+    await gate.enter();
+    let entered = false;
+    const next = gate.enter().then(() => (entered = true));
+    await Promise.resolve();
+    expect(entered).toBe(false);
+    gate.leave(2);
+    await next;
+    expect(entered).toBe(true);
+    const stop = new AbortController();
+    const given = gate.enter(stop.signal);
+    stop.abort();
+    await expect(given).rejects.toBeInstanceOf(Interrupted);
+    expect(gate.summary()).toMatchObject({ creation_share: 2, creates_waited_peak: 1 });
+  });
+});
+
 // Against the real service (web + worker) whose creation limit is low: by default the client finds it, and
 // the service refuses only a few of its requests.
 const SUPPLIER = 'ADAPT_SUP';
@@ -210,6 +236,9 @@ describe('migrate with the default (adaptive) concurrency', () => {
       const summary = JSON.parse(run.stdout) as { concurrency: Record<string, number> };
       expect(summary.concurrency).toMatchObject({ mode: 'adaptive', ceiling: 64 });
       expect(summary.concurrency.peak).toBeGreaterThan(INITIAL_LIMIT);
+      // The creates paced on the service's share (8 here): the lines run their stages ahead, nothing refused.
+      expect(summary.concurrency.creation_share).toBe(8);
+      expect(summary.concurrency.creates_waited_peak).toBeGreaterThan(0);
       expect(summary.concurrency.refused_pct).toBeLessThan(5);
       // Without a terminal, progress is a plain line that plans: the total counted from the file.
       expect(run.stderr).toMatch(/\[import-client\] .*% \| \d+\/400 \|/);

@@ -165,7 +165,9 @@ it(
     const service = await startService(t, { ACCOUNT_CREATION_CONCURRENCY: '1' }, { worker: false });
     try {
       const externals = ['THR-1', 'THR-2'];
-      const run = runClient(migrate(cohort('thr', externals), 'thr', ['--poll-timeout', '120']), {
+      // Fixed lines: the adaptive default would hold the second create on the client (a share of 1).
+      const flags = ['--poll-timeout', '120', '--no-adaptive', '--concurrency', '2'];
+      const run = runClient(migrate(cohort('thr', externals), 'thr', flags), {
         IMPORT_BASE_URL: service.baseUrl,
         IMPORT_API_KEY: apiKey,
       });

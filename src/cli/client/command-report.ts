@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { loadClientConfig } from '../../config.js';
 import { commandLine, redact } from './command.js';
 import type { Concurrency } from './concurrency.js';
+import type { CreateGate } from './create-gate.js';
 import type { ApiClient } from './http.js';
 import { countLines } from './input.js';
 import { successes, type Outcome } from './outcomes.js';
@@ -41,6 +42,8 @@ export function startReport(
     outcomes?: readonly Outcome[];
     extension?: ReportExtension;
     concurrency?: Concurrency;
+    /** v1 `migrate`: the creates' pacing on the organisation's share, in the concurrency's summary. */
+    creates?: CreateGate;
   } = {},
 ) {
   const effective = Object.fromEntries(
@@ -58,7 +61,9 @@ export function startReport(
     throttled: () => extra.client?.throttled ?? 0,
     outcomes: extra.outcomes,
     extension: extra.extension,
-    concurrency: extra.concurrency ? () => extra.concurrency!.summary() : undefined,
+    concurrency: extra.concurrency
+      ? () => ({ ...extra.concurrency!.summary(), ...extra.creates?.summary() })
+      : undefined,
   });
   const mode = options.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
   const progress = new Progress(mode, report.counts, extra.concurrency ?? null);

@@ -7,7 +7,8 @@ import { Interrupted, pause } from './stop.js';
  * errors) instead of counting them as failures. Only the public API is used.
  */
 
-export type Answer = { status: number; body: unknown; attempts: number };
+/** `creationShare`: a create answer's `X-Creation-Share` (the slots the organisation may hold now), else null. */
+export type Answer = { status: number; body: unknown; attempts: number; creationShare: number | null };
 
 const TOKEN_MUTATION =
   'mutation Obtain($input: ObtainJSONWebTokenInput!) { obtainKrakenToken(input: $input) { token refreshToken } }';
@@ -37,7 +38,7 @@ const backoff = (failures: number) => Math.min(10_000, 250 * 2 ** Math.min(failu
 /** A wait the server asked for, with jitter so that the lines it throttled do not come back at once. */
 const jittered = (ms: number) => ms + Math.floor(Math.random() * Math.min(1_000, ms / 2 + 100));
 
-type RawAnswer = { status: number; text: string; retryAfter: string | null };
+type RawAnswer = { status: number; text: string; retryAfter: string | null; creationShare: number | null };
 
 export type ApiClientOptions = {
   /** Attempts of a request that fails (network error, 502, 504, 503): then its error or answer is returned. */
@@ -204,7 +205,8 @@ export class ApiClient {
         await pause(jittered(retryAfterMs(res.retryAfter, 1_000)), cancelled);
         continue;
       }
-      return { status: res.status, body: parseBody(res.text), attempts };
+      const { creationShare } = res;
+      return { status: res.status, body: parseBody(res.text), attempts, creationShare };
     }
   }
 
@@ -220,7 +222,9 @@ export class ApiClient {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const retryAfter = answer.headers['retry-after'];
+    const share = Number(answer.headers['x-creation-share'] ?? NaN);
     return {
+      creationShare: Number.isInteger(share) ? share : null,
       status: answer.statusCode,
       text: await answer.body.text(),
       retryAfter: typeof retryAfter === 'string' ? retryAfter : null,

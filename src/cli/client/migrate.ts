@@ -1,5 +1,6 @@
 import { AccountLine, type ReadLine } from './account-line.js';
-import type { ApiClient } from './http.js';
+import type { CreateGate } from './create-gate.js';
+import type { Answer, ApiClient } from './http.js';
 import { fieldErrors, type Outcome, type Result } from './outcomes.js';
 import { heldByPlan, type PlanHold } from './plan-hold.js';
 import type { ResumeState } from './state.js';
@@ -14,6 +15,8 @@ export type MigrateOptions = {
   pollTimeoutMs: number;
   /** v1: the cohort plan's hold (a paused cohort's accounts wait, and are sent again once it admits them). */
   plan?: PlanHold;
+  /** v1: the creates in flight, paced on the organisation's share of the creation limit (see create-gate.ts). */
+  creates?: CreateGate;
 };
 
 const STAGE = '/v1/data-import/account-import-process/create-or-update/';
@@ -126,7 +129,15 @@ async function stageAndCreate(account: AccountLine, options: MigrateOptions): Pr
   };
   for (let round = 1; ; round++) {
     // 503s are handled here, not retried by the client: a pending creation is followed, not sent again.
-    const created = await account.send('POST', CREATE, createBody, false);
+    await options.creates?.enter(options.cancelled);
+    let created: Answer;
+    try {
+      created = await account.send('POST', CREATE, createBody, false);
+    } catch (err) {
+      options.creates?.leave(null);
+      throw err;
+    }
+    options.creates?.leave(created.creationShare);
     if (created.status === 201)
       return account.created(
         201,

@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { conclude, planFrom, reportDir, startReport, type Common } from '../command-report.js';
+import { CreateGate } from '../create-gate.js';
 import { failedIn, onlyAccounts } from '../diff/results-file.js';
 import { UsageError, type ApiClient } from '../http.js';
 import { countLines, readJsonLines, type InputLine } from '../input.js';
@@ -89,11 +90,14 @@ async function migrate(file: string, o: Options): Promise<void> {
     // Declared before the report starts: a refused plan leaves an earlier report as it was, and nothing is sent.
     const declared = await cohortPlan(client, file, input, o);
     input = declared.input;
+    // The adaptive default paces creates on the service's share; `--no-adaptive` keeps exactly N lines going.
+    const creates = o.mode === 'v1' && o.adaptive ? new CreateGate() : undefined;
     const { report, progress } = startReport(dir, o, {
       history: state,
       client,
       state: state.path,
       concurrency,
+      creates,
     });
     if (only) progress.plan(only.size);
     else if (declared.lines !== null) progress.plan(declared.lines);
@@ -105,6 +109,7 @@ async function migrate(file: string, o: Options): Promise<void> {
     if (declared.plan && o.mode === 'v1') plan.start(declared.plan);
     const handle = migrateAccount(client, state, {
       plan,
+      creates,
       mode: o.mode,
       team: o.team ?? null,
       dryRun: o.dryRun,
