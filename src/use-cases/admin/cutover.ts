@@ -14,22 +14,29 @@ import { OperatorError } from './operations.js';
  */
 export class PlanOperations {
   private readonly deps: PlanDeps;
-  private readonly queue: Queue;
+  /**
+   * The webhooks queue, made when an event is to be published: a queue starts talking to Redis as it is made, and
+   * a command that ends before it (a supplier that does not exist) would close the connection under that talk.
+   */
+  private queue: Queue | null = null;
 
   constructor(
     private readonly storage: Storage,
     redis: RedisClient,
     config: { QUEUE_PREFIX: string },
   ) {
-    this.queue = new Queue('webhooks', {
-      connection: redis,
-      prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('webhooks'),
-    });
+    const webhooks = () => {
+      this.queue ??= new Queue('webhooks', {
+        connection: redis,
+        prefix: redisKeys(config.QUEUE_PREFIX).queuePrefix('webhooks'),
+      });
+      return this.queue;
+    };
     this.deps = {
       storage,
       gate: new PlanGate(redis, config.QUEUE_PREFIX),
       clock: () => new Date(),
-      relay: (events, requestId) => relayEvents(this.queue, events, requestId, { store: storage.webhooks }),
+      relay: (events, requestId) => relayEvents(webhooks(), events, requestId, { store: storage.webhooks }),
     };
   }
 
@@ -55,7 +62,7 @@ export class PlanOperations {
     try {
       return (await pausePlan(this.deps, supplier, reason, 'import-admin')) ?? this.none(code);
     } finally {
-      await this.queue.close();
+      await this.queue?.close();
     }
   }
 
@@ -64,7 +71,7 @@ export class PlanOperations {
     try {
       return (await resumePlan(this.deps, code)) ?? this.none(code);
     } finally {
-      await this.queue.close();
+      await this.queue?.close();
     }
   }
 }
