@@ -104,8 +104,9 @@ export async function startedAt(t: TestApp, org: Org, external: string): Promise
 }
 
 /**
- * When a worker began the run of the account's scheduled task that created it (its job's `processedOn`: a parked
- * task's last run is the one that took the slot), and when that run recorded STARTED; null until it has.
+ * When the account's scheduled task was queued (its job's timestamp: the schedule request's own work came
+ * before), when a worker began the run that created it (its `processedOn`: a parked task's last run is the one
+ * that took the slot), and when that run recorded STARTED; null until it has.
  */
 export async function taskStartedAt(t: TestApp, org: Org, external: string) {
   const key = processKey(org.supplier, external);
@@ -115,7 +116,7 @@ export async function taskStartedAt(t: TestApp, org: Org, external: string) {
   if (!scheduled || !started) return null;
   const job = await t.app.queues.queue('account-creation').getJob(taskJobId(key, scheduled.seq));
   if (!job?.processedOn) return null;
-  return { run: job.processedOn, recorded: started.occurredAt.getTime() };
+  return { queued: job.timestamp, run: job.processedOn, recorded: started.occurredAt.getTime() };
 }
 
 /** The value at the nearest rank of `p` (0–1) in `values`. */

@@ -158,6 +158,8 @@ describe('fair share of the creation limit', () => {
       // when the run recorded STARTED, after its first database reads, is reported beside it.
       const waits: number[] = [];
       const recorded: number[] = [];
+      // Where each wait went: the schedule request until its job was queued, then the queue until a worker ran it.
+      const parts: string[] = [];
       for (let i = 0; i < TRIES; i++) {
         const external = `B-V2-${i}`;
         const sent = Date.now();
@@ -165,6 +167,7 @@ describe('fair share of the creation limit', () => {
         const started = await until(() => taskStartedAt(t, b, external), "B's task to start", 60_000);
         waits.push(started.run - sent);
         recorded.push(started.recorded - sent);
+        parts.push(`${started.queued - sent}+${started.run - started.queued}`);
       }
       // The flood still had work waiting when B's last task started: B did not merely come after it.
       const left = await t.app.db.models.AccountImportProcess.countDocuments({
@@ -176,7 +179,7 @@ describe('fair share of the creation limit', () => {
       console.info(
         `fair share, v2: B's task started after p50 ${percentile(waits, 0.5)} ms, p99 ${p99} ms ` +
           `(STARTED recorded after p50 ${percentile(recorded, 0.5)} ms, p99 ${percentile(recorded, 0.99)} ms; ` +
-          `all ${JSON.stringify(waits)}); ` +
+          `all ${JSON.stringify(waits)}, as request+queue ${parts.join(' ')}); ` +
           `${left} of A's still to create`,
       );
       expect(left).toBeGreaterThan(0);
