@@ -190,6 +190,14 @@ describe('the creates’ gate', () => {
     stop.abort();
     await expect(given).rejects.toBeInstanceOf(Interrupted);
     expect(gate.summary()).toMatchObject({ creation_share: 2, creates_waited_peak: 1 });
+    // The two in flight answered; a send that throws leaves its room all the same.
+    gate.leave(2);
+    gate.leave(2);
+    const failing = () => Promise.reject(new Error('network'));
+    await expect(gate.through(failing)).rejects.toThrow('network');
+    const answer = { status: 201, body: null, attempts: 1, creationShare: 3 };
+    expect(await gate.through(async () => answer)).toBe(answer);
+    expect(gate.summary()).toMatchObject({ creation_share: 3 });
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Answer } from './http.js';
 import { Interrupted } from './stop.js';
 
 /**
@@ -40,6 +41,19 @@ export class CreateGate {
     if (share !== null && share >= 1) this.share = share;
     for (let room = this.share - this.inFlight; room > 0 && this.waiting.length > 0; room--)
       this.waiting.shift()!();
+  }
+
+  /** Sends one create through the gate: waits for room, sends, and leaves with the answer's share. */
+  async through(send: () => Promise<Answer>, cancelled?: AbortSignal): Promise<Answer> {
+    await this.enter(cancelled);
+    let share: number | null = null;
+    try {
+      const answer = await send();
+      share = answer.creationShare;
+      return answer;
+    } finally {
+      this.leave(share);
+    }
   }
 
   summary() {

@@ -205,8 +205,7 @@ export class ApiClient {
         await pause(jittered(retryAfterMs(res.retryAfter, 1_000)), cancelled);
         continue;
       }
-      const { creationShare } = res;
-      return { status: res.status, body: parseBody(res.text), attempts, creationShare };
+      return { status: res.status, body: parseBody(res.text), attempts, creationShare: res.creationShare };
     }
   }
 

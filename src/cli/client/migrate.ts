@@ -1,6 +1,6 @@
 import { AccountLine, type ReadLine } from './account-line.js';
 import type { CreateGate } from './create-gate.js';
-import type { Answer, ApiClient } from './http.js';
+import type { ApiClient } from './http.js';
 import { fieldErrors, type Outcome, type Result } from './outcomes.js';
 import { heldByPlan, type PlanHold } from './plan-hold.js';
 import type { ResumeState } from './state.js';
@@ -129,15 +129,8 @@ async function stageAndCreate(account: AccountLine, options: MigrateOptions): Pr
   };
   for (let round = 1; ; round++) {
     // 503s are handled here, not retried by the client: a pending creation is followed, not sent again.
-    await options.creates?.enter(options.cancelled);
-    let created: Answer;
-    try {
-      created = await account.send('POST', CREATE, createBody, false);
-    } catch (err) {
-      options.creates?.leave(null);
-      throw err;
-    }
-    options.creates?.leave(created.creationShare);
+    const send = () => account.send('POST', CREATE, createBody, false);
+    const created = options.creates ? await options.creates.through(send, options.cancelled) : await send();
     if (created.status === 201)
       return account.created(
         201,

@@ -69,14 +69,14 @@ export class AccountLocks {
     }
     if (!held) return fn();
     const renew = setInterval(
-      () => void this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined),
+      () => void this.redis.eval(EXTEND, 1, key, token, ttlMs).catch(() => undefined), // silent-ok: TTL bounds it
       Math.max(ttlMs / 3, 100),
     );
     try {
       return await fn();
     } finally {
       clearInterval(renew);
-      await this.redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+      await this.redis.eval(RELEASE, 1, key, token).catch(() => undefined); // silent-ok: the lock lapses at its TTL
     }
   }
 }

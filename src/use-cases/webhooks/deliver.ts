@@ -82,8 +82,7 @@ export async function deliverWebhook(deps: DeliverDeps, run: DeliveryRun): Promi
   try {
     attempt = await attemptOnce(deps, delivery, known, run.series);
   } finally {
-    // silent-ok: the lease not given back lapses on its own.
-    await deps.places.release(endpointId, delivery._id).catch(() => undefined);
+    await deps.places.release(endpointId, delivery._id).catch(() => undefined); // silent-ok: the lease lapses
   }
   // Settled, or replayed since (the replay's own job delivers it): nothing for this run to do.
   if (!attempt.next)

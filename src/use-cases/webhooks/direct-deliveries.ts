@@ -134,8 +134,7 @@ export class DirectDeliveries {
       deps.log.warn({ err: (err as Error).message, endpoint: endpointId }, 'direct webhook attempt failed');
       return null;
     } finally {
-      // silent-ok: the lease not given back lapses on its own.
-      await places.release(endpointId, id).catch(() => undefined);
+      await places.release(endpointId, id).catch(() => undefined); // silent-ok: the lease lapses on its own
     }
   }
 

@@ -261,8 +261,7 @@ export class EndpointPlaces {
         this.hold(endpointId, delivery, place);
         return true;
       }
-      // silent-ok: the lease not given back lapses on its own.
-      void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+      void this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined); // silent-ok: the lease lapses
     }
     return false;
   }
@@ -275,8 +274,7 @@ export class EndpointPlaces {
     await Promise.all(
       all.map(({ endpointId, place, timer }) => {
         clearTimeout(timer);
-        // silent-ok: a lease not given back lapses on its own.
-        return this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined);
+        return this.fleet.releaseSlot(endpointId, place.member).catch(() => undefined); // silent-ok: it lapses
       }),
     );
   }
