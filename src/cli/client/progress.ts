@@ -15,8 +15,8 @@ const BAR_WIDTH = 30;
  * `countLines`; unknown for standard input, where the counts and rate are what can be known), the percentage,
  * the rate over the last 10 s, the ETA at that rate, counts per outcome, and (adaptive concurrency) the lines
  * in flight allowed now. On a terminal a live bar (cli-progress), redrawn every second; otherwise one plain
- * line every 5 s; nothing when `quiet`. Lines done in an earlier run (skipped from the resume state) are
- * counted apart; they take no time, so they leave the rate as soon as they leave its window.
+ * line every 5 s and one at the end; nothing when `quiet`. Lines done in an earlier run (skipped from the
+ * resume state) are counted apart; they take no time, so they leave the rate as soon as they leave its window.
  */
 export class Progress {
   private bar: SingleBar | null = null;
@@ -67,6 +67,8 @@ export class Progress {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    // The plain line once more at the end: a run shorter than its period would otherwise show none.
+    if (this.mode === 'plain') process.stderr.write(this.text(false) + '\n');
     if (this.bar) {
       this.redraw();
       this.bar.stop();
